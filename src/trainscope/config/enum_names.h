@@ -1,0 +1,95 @@
+// The one table per enum that maps configuration enums to and from their command-line / JSON
+// spelling. ToString() and the flag parser both read these tables; nothing else spells them.
+#ifndef TRAINSCOPE_CONFIG_ENUM_NAMES_H_
+#define TRAINSCOPE_CONFIG_ENUM_NAMES_H_
+
+#include <optional>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "trainscope/config/training_config.h"
+
+namespace trainscope::config {
+
+template <typename Enum>
+struct EnumName {
+  Enum value;
+  std::string_view name;
+};
+
+inline constexpr EnumName<CoreVersion> kCoreVersionNames[] = {
+    {CoreVersion::kV0_16, "0.16"}, {CoreVersion::kV0_17, "0.17"}, {CoreVersion::kV0_18, "0.18"}};
+inline constexpr EnumName<TokenDispatcher> kDispatcherNames[] = {
+    {TokenDispatcher::kAllGather, "allgather"},
+    {TokenDispatcher::kAllToAll, "alltoall"},
+    {TokenDispatcher::kFlex, "flex"}};
+inline constexpr EnumName<RecomputeGranularity> kRecomputeGranularityNames[] = {
+    {RecomputeGranularity::kNone, "none"},
+    {RecomputeGranularity::kSelective, "selective"},
+    {RecomputeGranularity::kFull, "full"}};
+inline constexpr EnumName<RecomputeMethod> kRecomputeMethodNames[] = {
+    {RecomputeMethod::kNone, "none"},
+    {RecomputeMethod::kUniform, "uniform"},
+    {RecomputeMethod::kBlock, "block"}};
+inline constexpr EnumName<CpCommType> kCpCommTypeNames[] = {{CpCommType::kP2p, "p2p"},
+                                                            {CpCommType::kAllGather, "all_gather"},
+                                                            {CpCommType::kA2a, "a2a"},
+                                                            {CpCommType::kA2aP2p, "a2a+p2p"}};
+inline constexpr EnumName<SequenceLayout> kSequenceLayoutNames[] = {
+    {SequenceLayout::kAuto, "auto"}, {SequenceLayout::kThd, "thd"}, {SequenceLayout::kBshd, "bshd"}};
+inline constexpr EnumName<RankOrder> kRankOrderNames[] = {{RankOrder::kTpCpEpDpPp, "tp-cp-ep-dp-pp"},
+                                                          {RankOrder::kTpCpEpPpDp, "tp-cp-ep-pp-dp"}};
+inline constexpr EnumName<LoadBalancing> kLoadBalancingNames[] = {
+    {LoadBalancing::kAuxLoss, "aux_loss"},
+    {LoadBalancing::kSeqAuxLoss, "seq_aux_loss"},
+    {LoadBalancing::kGlobalAuxLoss, "global_aux_loss"},
+    {LoadBalancing::kSinkhorn, "sinkhorn"},
+    {LoadBalancing::kNone, "none"}};
+inline constexpr EnumName<RouterDtype> kRouterDtypeNames[] = {
+    {RouterDtype::kActivation, "none"}, {RouterDtype::kFp32, "fp32"}, {RouterDtype::kFp64, "fp64"}};
+inline constexpr EnumName<Fp8Format> kFp8FormatNames[] = {
+    {Fp8Format::kNone, "none"}, {Fp8Format::kE4m3, "e4m3"}, {Fp8Format::kHybrid, "hybrid"}};
+inline constexpr EnumName<Fp8Recipe> kFp8RecipeNames[] = {{Fp8Recipe::kDelayed, "delayed"},
+                                                          {Fp8Recipe::kTensorwise, "tensorwise"},
+                                                          {Fp8Recipe::kMxfp8, "mxfp8"},
+                                                          {Fp8Recipe::kBlockwise, "blockwise"}};
+inline constexpr EnumName<FsdpStrategy> kFsdpStrategyNames[] = {
+    {FsdpStrategy::kNoShard, "no_shard"},
+    {FsdpStrategy::kOptim, "optim"},
+    {FsdpStrategy::kOptimGrads, "optim_grads"},
+    {FsdpStrategy::kOptimGradsParams, "optim_grads_params"}};
+
+// Returns the spelling of `value` in `table`.
+template <typename Enum, size_t N>
+[[nodiscard]] std::string NameOf(const EnumName<Enum> (&table)[N], Enum value) {
+  for (const EnumName<Enum>& entry : table) {
+    if (entry.value == value) return std::string(entry.name);
+  }
+  return "unknown";
+}
+
+// Returns the enum spelled `name` in `table`, or nothing.
+template <typename Enum, size_t N>
+[[nodiscard]] std::optional<Enum> ValueOf(const EnumName<Enum> (&table)[N],
+                                          std::string_view name) {
+  for (const EnumName<Enum>& entry : table) {
+    if (entry.name == name) return entry.value;
+  }
+  return std::nullopt;
+}
+
+// "a|b|c": the accepted spellings, for error messages.
+template <typename Enum, size_t N>
+[[nodiscard]] std::string Choices(const EnumName<Enum> (&table)[N]) {
+  std::string out;
+  for (const EnumName<Enum>& entry : table) {
+    if (!out.empty()) out += "|";
+    out += entry.name;
+  }
+  return out;
+}
+
+}  // namespace trainscope::config
+
+#endif  // TRAINSCOPE_CONFIG_ENUM_NAMES_H_

@@ -1,0 +1,135 @@
+// The internal model description: one value type that captures everything later stages need
+// about a Qwen3 / Qwen3-Next / Qwen3.5 / Llama / Mixtral decoder (per-layer mixer and FFN kind,
+// GQA with explicit head_dim, gated attention, Gated DeltaNet, MoE with shared experts, MTP,
+// vision tower). Built by io/hf_config_loader from a Hugging Face config.json, or in code by
+// tests. Plain value: copyable, comparable, no hidden state.
+#ifndef TRAINSCOPE_CONFIG_MODEL_CONFIG_H_
+#define TRAINSCOPE_CONFIG_MODEL_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainscope::config {
+
+enum class ModelFamily { kQwen3, kQwen3Moe, kQwen3Next, kQwen35, kQwen35Moe, kLlama, kMixtral };
+
+// The token mixer of one decoder layer.
+enum class MixerKind {
+  kAttention,       // softmax attention, GQA (Qwen3, Llama, Mixtral)
+  kGatedAttention,  // softmax attention with a sigmoid output gate (Qwen3-Next / Qwen3.5)
+  kGatedDeltaNet,   // Gated DeltaNet linear attention (Qwen3-Next / Qwen3.5)
+};
+
+// The feed-forward block of one decoder layer.
+enum class FfnKind { kDense, kMoe };
+
+// RMSNorm flavour: x̂·w (standard) or x̂·(1+w) (zero-centred, Qwen3-Next / Qwen3.5). Both have
+// one weight of the normalised width; the flavour matters for conversion, not for counts.
+enum class NormKind { kRmsNorm, kZeroCenteredRmsNorm };
+
+struct AttentionConfig {
+  int64_t num_heads = 0;     // query heads (n)
+  int64_t num_kv_heads = 0;  // key/value heads = query groups (g)
+  int64_t head_dim = 0;      // kv_channels (d_h); explicit, may differ from hidden/heads
+  bool qk_norm = false;      // RMSNorm over head_dim on q and k
+  bool output_gate = false;  // gated attention: q_proj also produces a per-head sigmoid gate
+  double rotary_fraction = 1.0;  // share of head_dim that RoPE rotates
+  double rope_theta = 10000.0;
+
+  [[nodiscard]] int64_t QueryWidth() const { return num_heads * head_dim; }
+  [[nodiscard]] int64_t KvWidth() const { return num_kv_heads * head_dim; }
+  // Width of the gate projection: q width with the output gate, else 0.
+  [[nodiscard]] int64_t GateWidth() const { return output_gate ? QueryWidth() : 0; }
+  friend bool operator==(const AttentionConfig&, const AttentionConfig&) = default;
+};
+
+// Gated DeltaNet (linear attention) dimensions; meaningful only when a layer uses it.
+struct GdnConfig {
+  int64_t num_key_heads = 0;    // H_k
+  int64_t key_head_dim = 0;     // d_k
+  int64_t num_value_heads = 0;  // H_v
+  int64_t value_head_dim = 0;   // d_v
+  int64_t conv_kernel = 0;      // K, depthwise causal conv1d over q/k/v
+  int64_t chunk_size = 64;      // chunked delta-rule kernel chunk (FLA)
+
+  [[nodiscard]] int64_t KeyWidth() const { return num_key_heads * key_head_dim; }      // qk
+  [[nodiscard]] int64_t ValueWidth() const { return num_value_heads * value_head_dim; }  // vd
+  [[nodiscard]] int64_t ConvChannels() const { return 2 * KeyWidth() + ValueWidth(); }
+  // Output width of Megatron's fused in_proj: [q, k, v, z, beta, alpha].
+  [[nodiscard]] int64_t InProjWidth() const {
+    return 2 * KeyWidth() + 2 * ValueWidth() + 2 * num_value_heads;
+  }
+  friend bool operator==(const GdnConfig&, const GdnConfig&) = default;
+};
+
+struct MoeConfig {
+  int64_t num_experts = 0;               // E
+  int64_t top_k = 0;                     // k
+  int64_t expert_ffn_hidden_size = 0;    // F_e
+  int64_t shared_expert_ffn_hidden_size = 0;  // F_s, 0 without a shared expert
+  bool shared_expert_gate = false;       // sigmoid gate [1, H] on the shared expert
+  bool norm_topk_prob = true;
+  double aux_loss_coef = 0.0;
+
+  [[nodiscard]] bool HasSharedExpert() const { return shared_expert_ffn_hidden_size > 0; }
+  friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
+};
+
+// Qwen3.5 vision tower (Qwen3-VL design without deepstack). Absent when depth == 0.
+struct VisionConfig {
+  int64_t depth = 0;
+  int64_t hidden_size = 0;        // Hv
+  int64_t intermediate_size = 0;  // Iv
+  int64_t num_heads = 0;
+  int64_t out_hidden_size = 0;    // merger output width
+  int64_t patch_size = 0;
+  int64_t temporal_patch_size = 0;
+  int64_t spatial_merge_size = 0;
+  int64_t in_channels = 0;
+  int64_t num_position_embeddings = 0;
+
+  [[nodiscard]] bool Present() const { return depth > 0; }
+  friend bool operator==(const VisionConfig&, const VisionConfig&) = default;
+};
+
+struct LayerSpec {
+  MixerKind mixer = MixerKind::kAttention;
+  FfnKind ffn = FfnKind::kDense;
+  friend bool operator==(const LayerSpec&, const LayerSpec&) = default;
+};
+
+struct ModelConfig {
+  std::string name;  // preset name or the path it was loaded from
+  ModelFamily family = ModelFamily::kQwen3;
+  int64_t hidden_size = 0;         // H
+  int64_t vocab_size = 0;          // V0, unpadded
+  int64_t ffn_hidden_size = 0;     // I, dense SwiGLU width (0 when no layer is dense)
+  bool tied_embeddings = false;
+  NormKind norm = NormKind::kRmsNorm;
+  int64_t max_position_embeddings = 0;
+  AttentionConfig attention;
+  GdnConfig gdn;
+  MoeConfig moe;
+  std::vector<LayerSpec> layers;   // one entry per decoder layer, in order
+  int64_t num_mtp_layers = 0;      // Qwen3.5 multi-token prediction depth
+  VisionConfig vision;
+
+  [[nodiscard]] int64_t NumLayers() const { return static_cast<int64_t>(layers.size()); }
+  [[nodiscard]] int64_t CountLayers(MixerKind mixer) const;
+  [[nodiscard]] int64_t CountLayers(FfnKind ffn) const;
+  [[nodiscard]] bool HasMoe() const { return CountLayers(FfnKind::kMoe) > 0; }
+  [[nodiscard]] bool HasGdn() const { return CountLayers(MixerKind::kGatedDeltaNet) > 0; }
+  // The mixer/FFN of an MTP layer: Qwen3.5 builds it as full (gated) attention with the
+  // model's FFN kind (that of the last decoder layer).
+  [[nodiscard]] LayerSpec MtpLayerSpec() const;
+  friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
+};
+
+[[nodiscard]] std::string ToString(ModelFamily family);
+[[nodiscard]] std::string ToString(MixerKind mixer);
+[[nodiscard]] std::string ToString(FfnKind ffn);
+
+}  // namespace trainscope::config
+
+#endif  // TRAINSCOPE_CONFIG_MODEL_CONFIG_H_

@@ -1,0 +1,63 @@
+// Rank mapping: which global ranks form each Megatron-Core process group (TP, CP, DP, DP-CP, PP,
+// EP, ETP, expert-DP, TP-EP, embedding), computed the way parallel_state.py's RankGenerator does
+// (generate_masked_orthogonal_rank_groups): the decoder grid TP x CP x DP x PP and the expert
+// grid ETP x EP x EDP x PP in the configured order. A RankMapping is a small value; lookups are
+// O(group size) and never enumerate the world, so it stays cheap at 100k-GPU scale.
+#ifndef TRAINSCOPE_CONFIG_RANK_MAPPING_H_
+#define TRAINSCOPE_CONFIG_RANK_MAPPING_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainscope/config/training_config.h"
+
+namespace trainscope::config {
+
+enum class GroupKind {
+  kTp,         // "tp"
+  kCp,         // "cp"
+  kDp,         // "dp"
+  kDpCp,       // "dp_cp": the dense-gradient reduction group
+  kPp,         // "pp"
+  kTpCp,       // "tp_cp": aux-loss statistics
+  kEp,         // "ep"
+  kEtp,        // "etp"
+  kExpertDp,   // "edp": expert-gradient reduction group
+  kTpEp,       // "tp_ep": allgather/flex dispatcher group (ETP x EP)
+  kEmbedding,  // "embedding": first and last PP rank of each PP group
+};
+
+// Coordinates of one rank in both grids.
+struct RankCoordinates {
+  int64_t tp = 0, cp = 0, dp = 0, pp = 0;   // decoder grid
+  int64_t etp = 0, ep = 0, edp = 0;         // expert grid (pp is shared)
+  friend bool operator==(const RankCoordinates&, const RankCoordinates&) = default;
+};
+
+class RankMapping {
+ public:
+  // Precondition: the sizes passed Validate() (C1, C2).
+  explicit RankMapping(const ParallelSizes& sizes);
+
+  [[nodiscard]] RankCoordinates Coordinates(int64_t rank) const;
+  // The ranks of the group of `kind` that contains `rank`, in group order (position i in the
+  // returned vector is group-local rank i).
+  [[nodiscard]] std::vector<int64_t> GroupOf(GroupKind kind, int64_t rank) const;
+  // Every group of `kind`, in Megatron's creation order.
+  [[nodiscard]] std::vector<std::vector<int64_t>> AllGroups(GroupKind kind) const;
+  [[nodiscard]] int64_t GroupSize(GroupKind kind) const;
+  [[nodiscard]] const ParallelSizes& sizes() const { return sizes_; }
+
+ private:
+  ParallelSizes sizes_;
+};
+
+// Spelling used in reports and JSON ("tp", "dp_cp", "edp", ...).
+[[nodiscard]] std::string ToString(GroupKind kind);
+// Every GroupKind, in report order.
+[[nodiscard]] std::vector<GroupKind> AllGroupKinds();
+
+}  // namespace trainscope::config
+
+#endif  // TRAINSCOPE_CONFIG_RANK_MAPPING_H_

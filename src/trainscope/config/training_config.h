@@ -1,0 +1,166 @@
+// The run configuration: Megatron-Core parallel sizes, batch, pipeline split, recompute, MoE
+// dispatcher, precision, overlap and data-parallel options, plus the Megatron-Core version
+// profile. Plain aggregates with Megatron's defaults; io/megatron_args fills them from Megatron-LM
+// flag names and config/validate checks them against a ModelConfig.
+#ifndef TRAINSCOPE_CONFIG_TRAINING_CONFIG_H_
+#define TRAINSCOPE_CONFIG_TRAINING_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainscope::config {
+
+// Megatron-Core release whose rules apply (--megatron-core).
+enum class CoreVersion { kV0_16, kV0_17, kV0_18 };
+inline constexpr CoreVersion kNewestCoreVersion = CoreVersion::kV0_18;
+
+// Order in which parallel dimensions are laid out over ranks, fastest first.
+enum class RankOrder {
+  kTpCpEpDpPp,  // Megatron's default "tp-cp-ep-dp-pp"
+  kTpCpEpPpDp,  // "tp-cp-ep-pp-dp" (--use-tp-pp-dp-mapping)
+};
+
+struct ParallelSizes {
+  int64_t world_size = 1;        // W (--num-gpus)
+  int64_t tensor = 1;            // t
+  int64_t pipeline = 1;          // p
+  int64_t virtual_stages = 1;    // v, model chunks per PP rank (1 = not interleaved)
+  int64_t context = 1;           // c
+  int64_t expert = 1;            // e
+  int64_t expert_tensor = 0;     // u; 0 = unset, Megatron then uses t
+  std::optional<int64_t> data;   // d if the user stated it (--dp); checked against W/(t·p·c)
+  RankOrder order = RankOrder::kTpCpEpDpPp;
+
+  [[nodiscard]] int64_t ExpertTensor() const { return expert_tensor > 0 ? expert_tensor : tensor; }
+  // d = W/(t·p·c) (parallel_state.py:814-825); call only after Validate() passed C1.
+  [[nodiscard]] int64_t Data() const { return world_size / (tensor * pipeline * context); }
+  // d_e = W/(u·e·p) (parallel_state.py:874-884).
+  [[nodiscard]] int64_t ExpertData() const {
+    return world_size / (ExpertTensor() * expert * pipeline);
+  }
+  friend bool operator==(const ParallelSizes&, const ParallelSizes&) = default;
+};
+
+struct BatchConfig {
+  int64_t micro_batch_size = 1;                // b
+  std::optional<int64_t> global_batch_size;    // GBS; unset = b·d (one micro-batch per rank)
+  int64_t seq_length = 4096;                   // s
+  // Micro-batches grouped per virtual stage in the interleaved schedule; 0 = default p.
+  int64_t microbatch_group_size_per_vp_stage = 0;
+  friend bool operator==(const BatchConfig&, const BatchConfig&) = default;
+};
+
+// How decoder layers are split over pipeline stages.
+struct PipelineSplit {
+  std::optional<int64_t> first_stage_layers;  // --decoder-first-pipeline-num-layers
+  std::optional<int64_t> last_stage_layers;   // --decoder-last-pipeline-num-layers
+  bool account_for_embedding = false;         // --account-for-embedding-in-pipeline-split
+  bool account_for_loss = false;              // --account-for-loss-in-pipeline-split
+  friend bool operator==(const PipelineSplit&, const PipelineSplit&) = default;
+};
+
+enum class RecomputeGranularity { kNone, kSelective, kFull };
+enum class RecomputeMethod { kNone, kUniform, kBlock };
+
+struct RecomputeConfig {
+  RecomputeGranularity granularity = RecomputeGranularity::kNone;
+  RecomputeMethod method = RecomputeMethod::kNone;
+  std::optional<int64_t> num_layers;          // --recompute-num-layers
+  std::vector<std::string> modules = {"core_attn"};  // --recompute-modules (selective only)
+  bool distribute_saved_activations = false;
+  friend bool operator==(const RecomputeConfig&, const RecomputeConfig&) = default;
+};
+
+enum class TokenDispatcher { kAllGather, kAllToAll, kFlex };
+enum class LoadBalancing { kAuxLoss, kSeqAuxLoss, kGlobalAuxLoss, kSinkhorn, kNone };
+enum class RouterDtype { kActivation, kFp32, kFp64 };
+
+struct MoeRunConfig {
+  TokenDispatcher dispatcher = TokenDispatcher::kAllGather;  // Megatron's default
+  bool grouped_gemm = false;
+  std::optional<double> capacity_factor;
+  bool pad_expert_input_to_capacity = false;
+  LoadBalancing load_balancing = LoadBalancing::kAuxLoss;
+  RouterDtype router_dtype = RouterDtype::kActivation;
+  bool shared_expert_overlap = false;
+  bool overlap_expert_parallel_comm = false;  // --overlap-moe-expert-parallel-comm
+  bool enable_deepep = false;                 // --moe-enable-deepep
+  bool router_enable_expert_bias = false;
+  friend bool operator==(const MoeRunConfig&, const MoeRunConfig&) = default;
+};
+
+enum class ParamDtype { kBf16, kFp16, kFp32 };
+enum class Fp8Format { kNone, kE4m3, kHybrid };
+enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
+
+struct PrecisionConfig {
+  ParamDtype params = ParamDtype::kBf16;
+  Fp8Format fp8 = Fp8Format::kNone;
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // Megatron-LM's launcher reduces gradients in fp32 by default (arguments.py:1204-1216).
+  bool grad_reduce_in_fp32 = true;
+  friend bool operator==(const PrecisionConfig&, const PrecisionConfig&) = default;
+};
+
+enum class FsdpStrategy { kNoShard, kOptim, kOptimGrads, kOptimGradsParams };
+
+struct DataParallelConfig {
+  bool distributed_optimizer = false;
+  bool megatron_fsdp = false;
+  bool torch_fsdp2 = false;
+  FsdpStrategy fsdp_strategy = FsdpStrategy::kOptimGradsParams;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  std::optional<int64_t> bucket_size_params;  // --ddp-bucket-size
+  friend bool operator==(const DataParallelConfig&, const DataParallelConfig&) = default;
+};
+
+struct OverlapConfig {
+  bool tp_comm_overlap = false;
+  // Megatron-LM turns p2p overlap on for VPP unless --no-overlap-p2p-communication.
+  bool overlap_p2p_comm = true;
+  friend bool operator==(const OverlapConfig&, const OverlapConfig&) = default;
+};
+
+enum class CpCommType { kP2p, kAllGather, kA2a, kA2aP2p };
+
+struct ContextParallelConfig {
+  std::vector<CpCommType> comm_types = {CpCommType::kP2p};  // one, or one per layer
+  std::vector<int64_t> hierarchical_sizes;  // for a2a+p2p
+  friend bool operator==(const ContextParallelConfig&, const ContextParallelConfig&) = default;
+};
+
+// THD = packed variable-length sequences; BSHD = padded fixed-length batches.
+enum class SequenceLayout { kAuto, kThd, kBshd };
+
+struct TrainingConfig {
+  ParallelSizes parallel;
+  BatchConfig batch;
+  PipelineSplit split;
+  RecomputeConfig recompute;
+  MoeRunConfig moe;
+  PrecisionConfig precision;
+  DataParallelConfig data_parallel;
+  OverlapConfig overlap;
+  ContextParallelConfig context;
+  bool sequence_parallel = false;
+  bool cpu_offloading = false;
+  bool deterministic = false;
+  CoreVersion core_version = kNewestCoreVersion;
+  SequenceLayout sequence_layout = SequenceLayout::kAuto;
+  friend bool operator==(const TrainingConfig&, const TrainingConfig&) = default;
+};
+
+[[nodiscard]] std::string ToString(CoreVersion version);
+[[nodiscard]] std::string ToString(TokenDispatcher dispatcher);
+[[nodiscard]] std::string ToString(RecomputeGranularity granularity);
+[[nodiscard]] std::string ToString(RecomputeMethod method);
+[[nodiscard]] std::string ToString(CpCommType type);
+[[nodiscard]] std::string ToString(SequenceLayout layout);
+[[nodiscard]] std::string ToString(RankOrder order);
+
+}  // namespace trainscope::config
+
+#endif  // TRAINSCOPE_CONFIG_TRAINING_CONFIG_H_

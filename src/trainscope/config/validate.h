@@ -1,0 +1,41 @@
+// The validator: reproduces the Megatron-Core constraints (megatron-semantics.md section 10)
+// that apply to what trainscope models, keyed on the Megatron-Core version profile. Pure: it
+// returns every violated rule as data and never throws for an invalid configuration.
+#ifndef TRAINSCOPE_CONFIG_VALIDATE_H_
+#define TRAINSCOPE_CONFIG_VALIDATE_H_
+
+#include <string>
+#include <vector>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/config/training_config.h"
+
+namespace trainscope::config {
+
+// One violated (or, for warnings, questionable) rule.
+struct Violation {
+  std::string rule;                // rule id from the reference doc, e.g. "C4"
+  std::vector<std::string> flags;  // Megatron flag names involved, e.g. "--tensor-model-parallel-size"
+  std::string message;             // what is wrong, with the values
+  std::string fix;                 // what would make it valid
+  friend bool operator==(const Violation&, const Violation&) = default;
+};
+
+struct ValidationResult {
+  std::vector<Violation> errors;
+  std::vector<Violation> warnings;
+  [[nodiscard]] bool ok() const { return errors.empty(); }
+};
+
+// Checks every rule; the result lists all violations, not only the first.
+[[nodiscard]] ValidationResult Validate(const ModelConfig& model, const TrainingConfig& training);
+
+// The sequence layout actually used: the explicit choice, or for kAuto THD (packed) unless the
+// model has Gated DeltaNet layers and the core version (<= 0.17) or micro-batch size (> 1 on
+// 0.18) forbids packed sequences, in which case BSHD (padded).
+[[nodiscard]] SequenceLayout ResolveSequenceLayout(const ModelConfig& model,
+                                                   const TrainingConfig& training);
+
+}  // namespace trainscope::config
+
+#endif  // TRAINSCOPE_CONFIG_VALIDATE_H_

@@ -1,0 +1,381 @@
+#include "trainscope/io/hf_config_loader.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "trainscope/error.h"
+#include "trainscope/io/presets.h"
+
+namespace trainscope::io {
+namespace {
+
+using config::FfnKind;
+using config::MixerKind;
+using config::ModelConfig;
+using config::ModelFamily;
+using Json = nlohmann::json;
+
+// Largest accepted value of any size field: Hugging Face stores them as int32.
+constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
+
+// A JSON object together with its path, for error messages ("text_config.hidden_size").
+struct Node {
+  const Json& json;
+  std::string path;      // "" at top level
+  const std::string& source;
+
+  [[nodiscard]] std::string KeyPath(std::string_view key) const {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  }
+  [[nodiscard]] bool Has(std::string_view key) const {
+    const auto it = json.find(std::string(key));
+    return it != json.end() && !it->is_null();
+  }
+  [[noreturn]] void Fail(std::string_view key, const std::string& problem) const {
+    throw InputError(fmt::format("{}: {}: {}", source, KeyPath(key), problem));
+  }
+  [[nodiscard]] const Json& At(std::string_view key) const { return json.at(std::string(key)); }
+
+  // A positive integer field. Throws if missing (when no fallback), mistyped or out of range.
+  [[nodiscard]] int64_t PositiveInt(std::string_view key) const {
+    if (!Has(key)) Fail(key, "missing required field (expected a positive integer)");
+    return CheckedInt(key, /*minimum=*/1);
+  }
+  [[nodiscard]] int64_t IntOr(std::string_view key, int64_t fallback, int64_t minimum) const {
+    return Has(key) ? CheckedInt(key, minimum) : fallback;
+  }
+  [[nodiscard]] int64_t CheckedInt(std::string_view key, int64_t minimum) const {
+    const Json& value = At(key);
+    if (!value.is_number_integer()) {
+      Fail(key, fmt::format("expected an integer (got {})", value.dump()));
+    }
+    if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(kMaxDimension)) {
+      Fail(key, fmt::format("absurd value (got {}, expected at most {})", value.dump(),
+                            kMaxDimension));
+    }
+    const int64_t number = value.get<int64_t>();
+    if (number < minimum) {
+      Fail(key, fmt::format("must be at least {} (got {})", minimum, number));
+    }
+    if (number > kMaxDimension) {
+      Fail(key, fmt::format("absurd value (got {}, expected at most {})", number, kMaxDimension));
+    }
+    return number;
+  }
+  [[nodiscard]] double NumberOr(std::string_view key, double fallback) const {
+    if (!Has(key)) return fallback;
+    const Json& value = At(key);
+    if (!value.is_number()) Fail(key, fmt::format("expected a number (got {})", value.dump()));
+    return value.get<double>();
+  }
+  [[nodiscard]] std::optional<bool> OptionalBool(std::string_view key) const {
+    if (!Has(key)) return std::nullopt;
+    const Json& value = At(key);
+    if (!value.is_boolean()) Fail(key, fmt::format("expected true or false (got {})", value.dump()));
+    return value.get<bool>();
+  }
+  [[nodiscard]] std::string String(std::string_view key) const {
+    if (!Has(key)) Fail(key, "missing required field (expected a string)");
+    const Json& value = At(key);
+    if (!value.is_string()) Fail(key, fmt::format("expected a string (got {})", value.dump()));
+    return value.get<std::string>();
+  }
+  [[nodiscard]] Node Child(std::string_view key) const {
+    if (!Has(key)) Fail(key, "missing required object");
+    if (!At(key).is_object()) Fail(key, fmt::format("expected an object (got {})", At(key).dump()));
+    return Node{At(key), KeyPath(key), source};
+  }
+};
+
+std::optional<ModelFamily> FamilyOf(const std::string& model_type) {
+  if (model_type == "qwen3") return ModelFamily::kQwen3;
+  if (model_type == "qwen3_moe") return ModelFamily::kQwen3Moe;
+  if (model_type == "qwen3_next") return ModelFamily::kQwen3Next;
+  if (model_type == "qwen3_5") return ModelFamily::kQwen35;
+  if (model_type == "qwen3_5_moe") return ModelFamily::kQwen35Moe;
+  if (model_type == "llama") return ModelFamily::kLlama;
+  if (model_type == "mixtral") return ModelFamily::kMixtral;
+  return std::nullopt;
+}
+
+bool IsHybrid(ModelFamily family) {
+  return family == ModelFamily::kQwen3Next || family == ModelFamily::kQwen35 ||
+         family == ModelFamily::kQwen35Moe;
+}
+
+void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
+  config::AttentionConfig& attention = model.attention;
+  attention.num_heads = text.PositiveInt("num_attention_heads");
+  attention.num_kv_heads = text.IntOr("num_key_value_heads", attention.num_heads, 1);
+  if (attention.num_heads % attention.num_kv_heads != 0) {
+    text.Fail("num_key_value_heads",
+              fmt::format("must divide num_attention_heads (got {} and {})",
+                          attention.num_kv_heads, attention.num_heads));
+  }
+  if (text.Has("head_dim")) {
+    attention.head_dim = text.PositiveInt("head_dim");
+  } else {
+    if (model.hidden_size % attention.num_heads != 0) {
+      text.Fail("head_dim", fmt::format("missing, and hidden_size {} is not divisible by "
+                                        "num_attention_heads {}",
+                                        model.hidden_size, attention.num_heads));
+    }
+    attention.head_dim = model.hidden_size / attention.num_heads;
+  }
+  const bool qwen = family != ModelFamily::kLlama && family != ModelFamily::kMixtral;
+  attention.qk_norm = qwen;
+  // Qwen3-Next and Qwen3.5 always apply the sigmoid output gate; attn_output_gate records it.
+  attention.output_gate = IsHybrid(family);
+  if (const std::optional<bool> gate = text.OptionalBool("attn_output_gate");
+      gate.has_value() && *gate != attention.output_gate) {
+    text.Fail("attn_output_gate",
+              fmt::format("contradicts model_type (got {}, expected {})", *gate,
+                          attention.output_gate));
+  }
+  if (text.Has("attention_bias") && text.OptionalBool("attention_bias").value_or(false)) {
+    text.Fail("attention_bias", "biased attention projections are not supported (got true)");
+  }
+  // RoPE: flat fields (Qwen3, Qwen3-Next, Llama) or rope_parameters (Qwen3.5).
+  attention.rope_theta = text.NumberOr("rope_theta", attention.rope_theta);
+  attention.rotary_fraction = text.NumberOr("partial_rotary_factor", 1.0);
+  if (text.Has("rope_parameters")) {
+    const Node rope = text.Child("rope_parameters");
+    attention.rope_theta = rope.NumberOr("rope_theta", attention.rope_theta);
+    attention.rotary_fraction = rope.NumberOr("partial_rotary_factor", attention.rotary_fraction);
+  }
+  if (!(attention.rotary_fraction > 0.0 && attention.rotary_fraction <= 1.0)) {
+    text.Fail("partial_rotary_factor",
+              fmt::format("must be in (0, 1] (got {})", attention.rotary_fraction));
+  }
+}
+
+// Mixer kind per layer: layer_types when given (checked against full_attention_interval),
+// otherwise layer i is full attention iff (i+1) % full_attention_interval == 0.
+std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t num_layers) {
+  if (!IsHybrid(family)) return std::vector<MixerKind>(static_cast<size_t>(num_layers),
+                                                      MixerKind::kAttention);
+  const int64_t interval = text.IntOr("full_attention_interval", 4, 1);
+  std::vector<MixerKind> mixers;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    mixers.push_back((i + 1) % interval == 0 ? MixerKind::kGatedAttention
+                                             : MixerKind::kGatedDeltaNet);
+  }
+  if (!text.Has("layer_types")) return mixers;
+  const Json& types = text.At("layer_types");
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers) {
+    text.Fail("layer_types", fmt::format("expected a list of num_hidden_layers = {} entries",
+                                         num_layers));
+  }
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const Json& entry = types[static_cast<size_t>(i)];
+    const std::string kind = entry.is_string() ? entry.get<std::string>() : entry.dump();
+    MixerKind mixer;
+    if (kind == "linear_attention") {
+      mixer = MixerKind::kGatedDeltaNet;
+    } else if (kind == "full_attention") {
+      mixer = MixerKind::kGatedAttention;
+    } else {
+      text.Fail(fmt::format("layer_types[{}]", i),
+                fmt::format("unknown layer type (got {}, expected linear_attention or "
+                            "full_attention)",
+                            kind));
+    }
+    if (text.Has("full_attention_interval") && mixer != mixers[static_cast<size_t>(i)]) {
+      text.Fail(fmt::format("layer_types[{}]", i),
+                fmt::format("contradicts full_attention_interval {} (got {})", interval, kind));
+    }
+    mixers[static_cast<size_t>(i)] = mixer;
+  }
+  return mixers;
+}
+
+void LoadMoe(const Node& text, ModelFamily family, ModelConfig& model) {
+  config::MoeConfig& moe = model.moe;
+  if (family == ModelFamily::kMixtral) {
+    moe.num_experts = text.PositiveInt("num_local_experts");
+    moe.expert_ffn_hidden_size = text.PositiveInt("intermediate_size");
+  } else {
+    moe.num_experts = text.PositiveInt("num_experts");
+    moe.expert_ffn_hidden_size = text.PositiveInt("moe_intermediate_size");
+  }
+  moe.top_k = text.PositiveInt("num_experts_per_tok");
+  if (moe.top_k > moe.num_experts) {
+    text.Fail("num_experts_per_tok", fmt::format("exceeds the number of experts (got {}, expected "
+                                                 "at most {})",
+                                                 moe.top_k, moe.num_experts));
+  }
+  if (family == ModelFamily::kQwen3Next || family == ModelFamily::kQwen35Moe) {
+    moe.shared_expert_ffn_hidden_size = text.PositiveInt("shared_expert_intermediate_size");
+    moe.shared_expert_gate = true;
+  }
+  // Qwen3.5 MoE always renormalises; the others record it in norm_topk_prob.
+  moe.norm_topk_prob = text.OptionalBool("norm_topk_prob").value_or(true);
+  moe.aux_loss_coef = text.NumberOr("router_aux_loss_coef", 0.0);
+}
+
+// FFN kind per layer (transformers Qwen3MoeDecoderLayer): MoE iff not in mlp_only_layers and
+// (i+1) % decoder_sparse_step == 0. Qwen3.5 MoE and Mixtral: every layer is MoE.
+std::vector<FfnKind> LoadFfns(const Node& text, ModelFamily family, int64_t num_layers) {
+  const bool moe_family = family == ModelFamily::kQwen3Moe || family == ModelFamily::kQwen3Next ||
+                          family == ModelFamily::kQwen35Moe || family == ModelFamily::kMixtral;
+  std::vector<FfnKind> ffns(static_cast<size_t>(num_layers),
+                            moe_family ? FfnKind::kMoe : FfnKind::kDense);
+  if (family != ModelFamily::kQwen3Moe && family != ModelFamily::kQwen3Next) return ffns;
+  const int64_t step = text.IntOr("decoder_sparse_step", 1, 1);
+  std::set<int64_t> mlp_only;
+  if (text.Has("mlp_only_layers")) {
+    const Json& list = text.At("mlp_only_layers");
+    if (!list.is_array()) text.Fail("mlp_only_layers", "expected a list of layer indices");
+    for (const Json& entry : list) {
+      if (!entry.is_number_integer() || entry.get<int64_t>() < 0 ||
+          entry.get<int64_t>() >= num_layers) {
+        text.Fail("mlp_only_layers",
+                  fmt::format("expected layer indices in [0, {}) (got {})", num_layers,
+                              entry.dump()));
+      }
+      mlp_only.insert(entry.get<int64_t>());
+    }
+  }
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const bool is_moe = !mlp_only.contains(i) && (i + 1) % step == 0;
+    ffns[static_cast<size_t>(i)] = is_moe ? FfnKind::kMoe : FfnKind::kDense;
+  }
+  return ffns;
+}
+
+void LoadGdn(const Node& text, ModelConfig& model) {
+  config::GdnConfig& gdn = model.gdn;
+  gdn.num_key_heads = text.PositiveInt("linear_num_key_heads");
+  gdn.key_head_dim = text.PositiveInt("linear_key_head_dim");
+  gdn.num_value_heads = text.PositiveInt("linear_num_value_heads");
+  gdn.value_head_dim = text.PositiveInt("linear_value_head_dim");
+  gdn.conv_kernel = text.PositiveInt("linear_conv_kernel_dim");
+  if (gdn.num_value_heads % gdn.num_key_heads != 0) {
+    text.Fail("linear_num_value_heads",
+              fmt::format("must be a multiple of linear_num_key_heads (got {} and {})",
+                          gdn.num_value_heads, gdn.num_key_heads));
+  }
+}
+
+void LoadVision(const Node& vision_node, ModelConfig& model) {
+  config::VisionConfig& vision = model.vision;
+  vision.depth = vision_node.PositiveInt("depth");
+  vision.hidden_size = vision_node.PositiveInt("hidden_size");
+  vision.intermediate_size = vision_node.PositiveInt("intermediate_size");
+  vision.num_heads = vision_node.PositiveInt("num_heads");
+  vision.out_hidden_size = vision_node.PositiveInt("out_hidden_size");
+  vision.patch_size = vision_node.PositiveInt("patch_size");
+  vision.temporal_patch_size = vision_node.PositiveInt("temporal_patch_size");
+  vision.spatial_merge_size = vision_node.PositiveInt("spatial_merge_size");
+  vision.in_channels = vision_node.PositiveInt("in_channels");
+  vision.num_position_embeddings = vision_node.PositiveInt("num_position_embeddings");
+  if (vision.out_hidden_size != model.hidden_size) {
+    vision_node.Fail("out_hidden_size",
+                     fmt::format("must equal text hidden_size (got {}, expected {})",
+                                 vision.out_hidden_size, model.hidden_size));
+  }
+}
+
+// Qwen3.5 repeats tie_word_embeddings inside text_config in some files: read text_config first,
+// then top level, and reject a disagreement.
+bool LoadTiedEmbeddings(const Node& top, const Node& text) {
+  const std::optional<bool> inner = text.OptionalBool("tie_word_embeddings");
+  const std::optional<bool> outer =
+      &top.json == &text.json ? inner : top.OptionalBool("tie_word_embeddings");
+  if (inner && outer && *inner != *outer) {
+    text.Fail("tie_word_embeddings",
+              fmt::format("contradicts top-level tie_word_embeddings (got {}, top level {})",
+                          *inner, *outer));
+  }
+  return inner.value_or(outer.value_or(false));
+}
+
+ModelConfig BuildModel(const Node& top) {
+  const std::string model_type = top.String("model_type");
+  const std::optional<ModelFamily> family = FamilyOf(model_type);
+  if (!family) {
+    top.Fail("model_type", fmt::format("unsupported model type (got \"{}\", expected one of qwen3, "
+                                       "qwen3_moe, qwen3_next, qwen3_5, qwen3_5_moe, llama, "
+                                       "mixtral)",
+                                       model_type));
+  }
+  const bool wrapped = *family == ModelFamily::kQwen35 || *family == ModelFamily::kQwen35Moe;
+  const Node text = wrapped ? top.Child("text_config") : top;
+  if (wrapped && text.Has("model_type") && text.String("model_type") != model_type + "_text") {
+    text.Fail("model_type", fmt::format("contradicts top-level model_type (got \"{}\", expected "
+                                        "\"{}_text\")",
+                                        text.String("model_type"), model_type));
+  }
+  ModelConfig model;
+  model.family = *family;
+  model.hidden_size = text.PositiveInt("hidden_size");
+  model.vocab_size = text.PositiveInt("vocab_size");
+  model.max_position_embeddings = text.IntOr("max_position_embeddings", 0, 1);
+  model.tied_embeddings = LoadTiedEmbeddings(top, text);
+  model.norm = IsHybrid(*family) ? config::NormKind::kZeroCenteredRmsNorm
+                                 : config::NormKind::kRmsNorm;
+  const int64_t num_layers = text.PositiveInt("num_hidden_layers");
+  LoadAttention(text, *family, model);
+  const std::vector<MixerKind> mixers = LoadMixers(text, *family, num_layers);
+  const std::vector<FfnKind> ffns = LoadFfns(text, *family, num_layers);
+  for (int64_t i = 0; i < num_layers; ++i) {
+    model.layers.push_back({.mixer = mixers[static_cast<size_t>(i)],
+                            .ffn = ffns[static_cast<size_t>(i)]});
+  }
+  if (model.HasMoe()) LoadMoe(text, *family, model);
+  if (model.CountLayers(FfnKind::kDense) > 0) {
+    model.ffn_hidden_size = text.PositiveInt("intermediate_size");
+  }
+  if (model.HasGdn()) LoadGdn(text, model);
+  model.num_mtp_layers = text.IntOr("mtp_num_hidden_layers", 0, 0);
+  if (wrapped && top.Has("vision_config")) LoadVision(top.Child("vision_config"), model);
+  return model;
+}
+
+}  // namespace
+
+ModelConfig ParseHfConfig(std::string_view json_text, const std::string& source) {
+  Json json;
+  try {
+    json = Json::parse(json_text);
+  } catch (const Json::parse_error& error) {
+    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", source, error.byte,
+                                 error.what()));
+  }
+  if (!json.is_object()) {
+    throw InputError(fmt::format("{}: expected a JSON object at top level (got {})", source,
+                                 json.type_name()));
+  }
+  ModelConfig model = BuildModel(Node{json, "", source});
+  model.name = source;
+  return model;
+}
+
+ModelConfig LoadModelConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open --model-config file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read --model-config file", path));
+  return ParseHfConfig(text.str(), path);
+}
+
+ModelConfig LoadPreset(std::string_view name) {
+  const std::optional<PresetText> preset = FindPreset(name);
+  if (!preset) {
+    std::string names;
+    for (const std::string& known : PresetNames()) names += (names.empty() ? "" : ", ") + known;
+    throw InputError(fmt::format("--model: unknown model \"{}\" (expected one of {}, or use "
+                                 "--model-config PATH)",
+                                 name, names));
+  }
+  return ParseHfConfig(preset->json, std::string(preset->name));
+}
+
+}  // namespace trainscope::io

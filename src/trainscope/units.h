@@ -1,0 +1,36 @@
+// Unit constants and checked integer arithmetic. The only home of unit conversions: every other
+// file names its quantities with a unit suffix (_bytes, _flops, _seconds) and converts through
+// these constants.
+#ifndef TRAINSCOPE_UNITS_H_
+#define TRAINSCOPE_UNITS_H_
+
+#include <cstdint>
+
+namespace trainscope {
+
+inline constexpr int64_t kBytesPerKiB = 1024;
+inline constexpr int64_t kBytesPerMiB = 1024 * kBytesPerKiB;
+inline constexpr int64_t kBytesPerGiB = 1024 * kBytesPerMiB;
+
+// Element sizes of the number formats Megatron uses.
+inline constexpr int64_t kBf16Bytes = 2;
+inline constexpr int64_t kFp16Bytes = 2;
+inline constexpr int64_t kFp32Bytes = 4;
+inline constexpr int64_t kFp8Bytes = 1;
+inline constexpr int64_t kInt64Bytes = 8;
+inline constexpr int64_t kInt32Bytes = 4;
+inline constexpr int64_t kBoolBytes = 1;
+
+// Integer ceiling division for non-negative numerator and positive divisor.
+[[nodiscard]] constexpr int64_t CeilDiv(int64_t numerator, int64_t divisor) {
+  return (numerator + divisor - 1) / divisor;
+}
+
+// Smallest multiple of `multiple` that is >= value.
+[[nodiscard]] constexpr int64_t RoundUp(int64_t value, int64_t multiple) {
+  return CeilDiv(value, multiple) * multiple;
+}
+
+}  // namespace trainscope
+
+#endif  // TRAINSCOPE_UNITS_H_
