@@ -31,6 +31,12 @@ inline constexpr int64_t kBoolBytes = 1;
   return CeilDiv(value, multiple) * multiple;
 }
 
+// a·b and a+b for counts that may exceed 2^31 (parameters, bytes, FLOPs at 100k-GPU scale).
+// Throw InputError naming `what` when the result does not fit in 64 bits, so absurd inputs give
+// a clear message instead of a wrapped number.
+[[nodiscard]] int64_t CheckedMul(int64_t a, int64_t b, const char* what);
+[[nodiscard]] int64_t CheckedAdd(int64_t a, int64_t b, const char* what);
+
 }  // namespace trainscope
 
 #endif  // TRAINSCOPE_UNITS_H_

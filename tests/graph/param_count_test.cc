@@ -1,1 +1,223 @@
-// (being written)
+// Parameter counts against published figures and against the formulas of
+// reference/qwen-architectures.md §5, written out here independently of graph/weights.
+#include "trainscope/graph/param_count.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "trainscope/config/pipeline_layout.h"
+#include "trainscope/io/hf_config_loader.h"
+
+namespace trainscope::graph {
+namespace {
+
+struct PublishedCount {
+  std::string model;
+  int64_t total;
+  int64_t embedding;
+  int64_t lm_head;
+  int64_t non_embedding;
+  int64_t active;
+};
+
+// qwen-architectures.md §6 (KerasHub presets `params`; HF safetensors metadata for 235B).
+const PublishedCount kQwen3Counts[] = {
+    {"Qwen3-0.6B", 596'049'920, 155'582'464, 0, 440'467'456, 596'049'920},
+    {"Qwen3-1.7B", 1'720'574'976, 311'164'928, 0, 1'409'410'048, 1'720'574'976},
+    {"Qwen3-4B", 4'022'468'096, 388'956'160, 0, 3'633'511'936, 4'022'468'096},
+    {"Qwen3-8B", 8'190'735'360, 622'329'856, 622'329'856, 6'946'075'648, 8'190'735'360},
+    {"Qwen3-14B", 14'768'307'200, 777'912'320, 777'912'320, 13'212'482'560, 14'768'307'200},
+    {"Qwen3-32B", 32'762'123'264, 777'912'320, 777'912'320, 31'206'298'624, 32'762'123'264},
+    {"Qwen3-30B-A3B", 30'532'122'624, 311'164'928, 311'164'928, 29'909'792'768, 3'353'032'704},
+    {"Qwen3-235B-A22B", 235'093'634'560, 622'329'856, 622'329'856, 233'848'974'848,
+     22'190'763'520},
+};
+
+TEST(ParamCountTest, ReproducesAllEightOfficialQwen3Counts) {
+  for (const PublishedCount& expected : kQwen3Counts) {
+    SCOPED_TRACE(expected.model);
+    const ParamCounts counts = CountParams(io::LoadPreset(expected.model));
+    EXPECT_EQ(counts.total, expected.total);
+    EXPECT_EQ(counts.text_total, expected.total);
+    EXPECT_EQ(counts.embedding, expected.embedding);
+    EXPECT_EQ(counts.lm_head, expected.lm_head);
+    EXPECT_EQ(counts.non_embedding, expected.non_embedding);
+    EXPECT_EQ(counts.active, expected.active);
+    EXPECT_EQ(counts.mtp, 0);
+    EXPECT_EQ(counts.vision, 0);
+  }
+}
+
+// Safetensors totals published on the Hugging Face Hub for the calibration models.
+TEST(ParamCountTest, ReproducesPublishedLlamaAndMixtralCounts) {
+  EXPECT_EQ(CountParams(io::LoadPreset("Llama-2-7B")).total, 6'738'415'616);
+  EXPECT_EQ(CountParams(io::LoadPreset("meta-llama/Llama-3-8B")).total, 8'030'261'248);
+  EXPECT_EQ(CountParams(io::LoadPreset("Llama-3-70B")).total, 70'553'706'496);
+  EXPECT_EQ(CountParams(io::LoadPreset("Llama-3.1-405B")).total, 405'853'388'800);
+  EXPECT_EQ(CountParams(io::LoadPreset("mistralai/Mixtral-8x7B")).total, 46'702'792'704);
+  // Mixtral active: 2 of 8 experts; 12.9B per Mistral's announcement, exactly
+  // 46,702,792,704 - 32 layers x 6 experts x 3 x 4096 x 14336.
+  EXPECT_EQ(CountParams(io::LoadPreset("Mixtral-8x7B")).active,
+            46'702'792'704 - 32LL * 6 * 3 * 4096 * 14336);
+}
+
+// The hybrid formulas of qwen-architectures.md §5, evaluated by hand for one model.
+struct HybridDims {
+  int64_t h, nh, nkv, hd, nk, dk, nv, dv, kernel, layers, vocab;
+  bool tied;
+};
+
+int64_t GatedAttention(const HybridDims& d) {
+  return 2 * d.h * d.nh * d.hd + 2 * d.h * d.nkv * d.hd + d.nh * d.hd * d.h + 2 * d.hd;
+}
+
+int64_t Gdn(const HybridDims& d) {
+  const int64_t cd = 2 * d.nk * d.dk + d.nv * d.dv;
+  return d.h * cd + d.h * d.nv * d.dv + 2 * d.h * d.nv + d.kernel * cd + 2 * d.nv + d.dv +
+         d.nv * d.dv * d.h;
+}
+
+int64_t Vision(int64_t hv, int64_t iv, int64_t depth, int64_t out) {
+  const int64_t hm = 4 * hv;
+  return (3 * 2 * 16 * 16 * hv + hv) + 2304 * hv +
+         depth * (4 * hv + 3 * hv * hv + 3 * hv + hv * hv + hv + 2 * hv * iv + iv + hv) + 2 * hv +
+         (hm * hm + hm) + (hm * out + out);
+}
+
+TEST(ParamCountTest, Qwen35DenseFollowsGdnGatedAttentionMtpAndVisionFormulas) {
+  // Qwen3.5-27B: H 5120, I 17408, 64 layers (48 GDN + 16 gated attention), 24/4 heads of 256,
+  // GDN 48 value / 16 key heads of 128, kernel 4, vocab 248320, untied, 1 MTP layer,
+  // vision depth 27, Hv 1152, Iv 4304, out 5120.
+  const HybridDims d{5120, 24, 4, 256, 16, 128, 48, 128, 4, 64, 248320, false};
+  const int64_t mlp = 3 * d.h * 17408;
+  const int64_t gdn_layer = Gdn(d) + mlp + 2 * d.h;
+  const int64_t attn_layer = GatedAttention(d) + mlp + 2 * d.h;
+  const int64_t non_embedding = 48 * gdn_layer + 16 * attn_layer + d.h;
+  const int64_t embedding = d.vocab * d.h;
+  const int64_t mtp = 2 * d.h * d.h + 3 * d.h + attn_layer;
+  const int64_t vision = Vision(1152, 4304, 27, 5120);
+  const ParamCounts counts = CountParams(io::LoadPreset("Qwen/Qwen3.5-27B"));
+  EXPECT_EQ(counts.non_embedding, non_embedding);
+  EXPECT_EQ(counts.embedding, embedding);
+  EXPECT_EQ(counts.lm_head, embedding);
+  EXPECT_EQ(counts.text_total, non_embedding + 2 * embedding);
+  EXPECT_EQ(counts.mtp, mtp);
+  EXPECT_EQ(counts.vision, vision);
+  EXPECT_EQ(counts.total, non_embedding + 2 * embedding + mtp + vision);
+  EXPECT_EQ(counts.active, counts.text_total);
+}
+
+TEST(ParamCountTest, Qwen35MoeFollowsSharedExpertAndActiveFormulas) {
+  // Qwen3.5-35B-A3B: H 2048, 40 layers (30 GDN + 10 gated attention), 16/2 heads of 256,
+  // GDN 32/16 heads of 128, E 256, k 8, Fe 512, Fs 512, vocab 248320, untied.
+  const HybridDims d{2048, 16, 2, 256, 16, 128, 32, 128, 4, 40, 248320, false};
+  const int64_t e = 256, k = 8, fe = 512, fs = 512;
+  const int64_t moe = 3 * e * d.h * fe + d.h * e + 3 * d.h * fs + d.h;
+  const int64_t moe_active = 3 * k * d.h * fe + d.h * e + 3 * d.h * fs + d.h;
+  const int64_t non_embedding =
+      30 * (Gdn(d) + moe + 2 * d.h) + 10 * (GatedAttention(d) + moe + 2 * d.h) + d.h;
+  const int64_t active_non_embedding = 30 * (Gdn(d) + moe_active + 2 * d.h) +
+                                       10 * (GatedAttention(d) + moe_active + 2 * d.h) + d.h;
+  const int64_t embedding = d.vocab * d.h;
+  const ParamCounts counts = CountParams(io::LoadPreset("qwen3.5-35b-a3b"));
+  EXPECT_EQ(counts.non_embedding, non_embedding);
+  EXPECT_EQ(counts.active, active_non_embedding + 2 * embedding);
+  EXPECT_EQ(counts.mtp, 2 * d.h * d.h + 3 * d.h + GatedAttention(d) + moe + 2 * d.h);
+  EXPECT_EQ(counts.vision, Vision(1152, 4304, 27, 2048));
+  // Card: 35B total, 3B active (text only, without MTP and vision).
+  EXPECT_NEAR(static_cast<double>(counts.text_total) / 1e9, 35.0, 1.0);
+  EXPECT_NEAR(static_cast<double>(counts.active) / 1e9, 3.0, 0.5);
+}
+
+TEST(ParamCountTest, ComponentsSumToTotal) {
+  for (const char* name : {"Qwen3-30B-A3B", "Qwen3.5-397B-A17B", "Qwen3-Next-80B-A3B",
+                           "Qwen3.5-0.8B", "Mixtral-8x7B"}) {
+    SCOPED_TRACE(name);
+    const ParamCounts counts = CountParams(io::LoadPreset(name));
+    int64_t sum = 0;
+    for (int64_t value : counts.by_component) sum += value;
+    EXPECT_EQ(sum, counts.total);
+  }
+}
+
+TEST(ParamCountTest, TiedEmbeddingsDropTheHeadButNotTheEmbedding) {
+  config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const ParamCounts untied = CountParams(model);
+  model.tied_embeddings = true;
+  const ParamCounts tied = CountParams(model);
+  EXPECT_EQ(tied.lm_head, 0);
+  EXPECT_EQ(tied.embedding, untied.embedding);
+  EXPECT_EQ(untied.total - tied.total, 151936LL * 4096);
+}
+
+TEST(ParamCountTest, PadsVocabToMultipleOf128TimesTp) {
+  // vocab_utils.py: ceil(151936 / 256) * 256 = 152064 (megatron-semantics.md §12).
+  EXPECT_EQ(PaddedVocabSize(151936, 2, 128), 152064);
+  EXPECT_EQ(PaddedVocabSize(248320, 1, 128), 248320);  // 1940 x 128
+  EXPECT_EQ(PaddedVocabSize(248320, 8, 128), 248832);  // ceil(248320/1024) = 243 -> 248832
+}
+
+TEST(ParamCountTest, PerStageShardsOfQwen3DenseAtTp2) {
+  // Qwen3-8B, t = 2, p = 2: 18 layers per stage. Per layer and rank (hand-derived):
+  // linear_qkv (4096 + 2*1024) * 4096 / 2, linear_proj 4096 * 4096 / 2, fc1 2*12288*4096/2,
+  // fc2 4096*12288/2, replicated: 2 norms of 4096 and q/k norms of 128.
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 8, .tensor = 2, .pipeline = 2};
+  training.sequence_parallel = true;
+  const config::PipelineLayout layout = config::BuildPipelineLayout(model, training);
+  const std::vector<StageParams> stages = CountParamsPerStage(model, training, layout);
+  ASSERT_EQ(stages.size(), 2u);
+  const int64_t sharded = (6144LL * 4096 + 4096LL * 4096 + 2 * 12288LL * 4096 + 4096LL * 12288) / 2;
+  const int64_t replicated = 2 * 4096 + 2 * 128;
+  const int64_t padded_vocab_shard = 152064LL / 2 * 4096;
+  EXPECT_EQ(stages[0].num_ranks, 4);
+  EXPECT_EQ(stages[0].total, 18 * (sharded + replicated) + padded_vocab_shard);
+  EXPECT_EQ(stages[1].total, 18 * (sharded + replicated) + 4096 + padded_vocab_shard);
+  EXPECT_EQ(stages[0].replicated, 18 * replicated);
+  EXPECT_EQ(stages[0].expert, 0);
+}
+
+TEST(ParamCountTest, PerStageExpertShardsFollowEpAndEtp) {
+  // Qwen3-30B-A3B, W 16, t 2, e 8, u 1 (ETP), p 1: each rank holds 128/8 = 16 experts of
+  // 3 * 2048 * 768 parameters, unsplit by TP because ETP = 1; the router (128 x 2048) is
+  // replicated.
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 16, .tensor = 2, .expert = 8, .expert_tensor = 1};
+  const config::PipelineLayout layout = config::BuildPipelineLayout(model, training);
+  const std::vector<StageParams> stages = CountParamsPerStage(model, training, layout);
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].expert, 48LL * 16 * 3 * 2048 * 768);
+  EXPECT_EQ(stages[0].by_component[static_cast<size_t>(Component::kRouter)], 48LL * 128 * 2048);
+}
+
+TEST(ParamCountTest, QueryGroupsBelowTpSplitTheQkvWeightWithoutReplication) {
+  // Qwen3.5-35B-A3B has g = 2 < t = 4: Megatron still splits linear_qkv evenly
+  // (megatron-semantics.md §2.3): (2*16*256 + 2*2*256) * 2048 / 4 per rank.
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  const WeightTensor qkv = DecoderLayerWeights(model, {config::MixerKind::kGatedAttention,
+                                                       config::FfnKind::kMoe})[1];
+  ASSERT_EQ(qkv.name, "self_attention.linear_qkv.weight");
+  const config::ParallelSizes sizes{.world_size = 4, .tensor = 4};
+  EXPECT_EQ(ShardNumel(qkv, sizes, 0), (2 * 16 * 256 + 2 * 2 * 256) * 2048 / 4);
+}
+
+TEST(ParamCountTest, LastStageHoldsEmbeddingCopyForMtp) {
+  // Qwen3.5-9B (untied, MTP 1) at p = 2: the last stage holds the output layer and a
+  // duplicate embedding for MTP, each V/t x H.
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 2, .pipeline = 2};
+  const config::PipelineLayout layout = config::BuildPipelineLayout(model, training);
+  const std::vector<StageParams> stages = CountParamsPerStage(model, training, layout);
+  EXPECT_EQ(stages[1].by_component[static_cast<size_t>(Component::kEmbedding)],
+            248320LL * 4096);
+  EXPECT_EQ(stages[1].by_component[static_cast<size_t>(Component::kLmHead)], 248320LL * 4096);
+  EXPECT_EQ(stages[1].by_component[static_cast<size_t>(Component::kMtp)],
+            CountParams(model).mtp);
+}
+
+}  // namespace
+}  // namespace trainscope::graph

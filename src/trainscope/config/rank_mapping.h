@@ -7,6 +7,7 @@
 #define TRAINSCOPE_CONFIG_RANK_MAPPING_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,12 @@ class RankMapping {
   [[nodiscard]] RankCoordinates Coordinates(int64_t rank) const;
   // The ranks of the group of `kind` that contains `rank`, in group order (position i in the
   // returned vector is group-local rank i).
+  // For kEmbedding, a rank on neither the first nor the last pipeline stage belongs to no group
+  // and the result is empty. Precondition: 0 <= rank < world size (checked).
   [[nodiscard]] std::vector<int64_t> GroupOf(GroupKind kind, int64_t rank) const;
+  // The position of GroupOf(kind, rank) in AllGroups(kind), computed without enumerating; empty
+  // when GroupOf(kind, rank) is empty. Precondition: 0 <= rank < world size (checked).
+  [[nodiscard]] std::optional<int64_t> GroupIndexOf(GroupKind kind, int64_t rank) const;
   // Every group of `kind`, in Megatron's creation order.
   [[nodiscard]] std::vector<std::vector<int64_t>> AllGroups(GroupKind kind) const;
   [[nodiscard]] int64_t GroupSize(GroupKind kind) const;
@@ -52,6 +58,19 @@ class RankMapping {
  private:
   ParallelSizes sizes_;
 };
+
+// generate_masked_orthogonal_rank_groups (parallel_state.py): ranks 0..prod(dim_sizes)-1 are laid
+// out over a grid whose axis i has dim_sizes[i] entries, axis 0 fastest. A group is the set of
+// ranks that differ only in the axes with mask[i] set. Ranks inside a group are ordered by their
+// masked coordinates (first masked axis fastest); groups are ordered by their unmasked coordinates
+// (first unmasked axis fastest). Preconditions (checked): equal lengths, every size >= 1.
+[[nodiscard]] std::vector<std::vector<int64_t>> MaskedOrthogonalRankGroups(
+    const std::vector<int64_t>& dim_sizes, const std::vector<bool>& mask);
+// The group of MaskedOrthogonalRankGroups(dim_sizes, mask) that contains `rank`, in
+// O(group size) time. Preconditions (checked): as above, and 0 <= rank < prod(dim_sizes).
+[[nodiscard]] std::vector<int64_t> MaskedOrthogonalRankGroupOf(const std::vector<int64_t>& dim_sizes,
+                                                               const std::vector<bool>& mask,
+                                                               int64_t rank);
 
 // Spelling used in reports and JSON ("tp", "dp_cp", "edp", ...).
 [[nodiscard]] std::string ToString(GroupKind kind);

@@ -148,6 +148,8 @@ struct TrainingConfig {
   bool sequence_parallel = false;
   bool cpu_offloading = false;
   bool deterministic = false;
+  // Megatron pads the vocab to a multiple of this times t (--make-vocab-size-divisible-by).
+  int64_t make_vocab_size_divisible_by = 128;
   CoreVersion core_version = kNewestCoreVersion;
   SequenceLayout sequence_layout = SequenceLayout::kAuto;
   friend bool operator==(const TrainingConfig&, const TrainingConfig&) = default;
