@@ -1,1 +1,141 @@
-// (being written)
+// End-to-end tests of the trainscope binary: exit codes, outputs and the no-partial-file rule.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace trainscope {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs the built binary with `args` (shell-quoted by the caller where needed).
+Outcome RunCli(const std::string& args) {
+  const std::filesystem::path err_path =
+      std::filesystem::temp_directory_path() / "trainscope_cli_test.stderr";
+  const std::string command =
+      std::string(TRAINSCOPE_BINARY) + " " + args + " 2>" + err_path.string();
+  Outcome outcome;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  std::ostringstream text;
+  text << err.rdbuf();
+  outcome.err = text.str();
+  return outcome;
+}
+
+TEST(CliTest, ParamsJsonHasTheContractKeys) {
+  const Outcome outcome = RunCli("params --model Qwen3-30B-A3B --json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const nlohmann::json json = nlohmann::json::parse(outcome.out);
+  // Published count (qwen-architectures.md §6).
+  EXPECT_EQ(json["total"].get<int64_t>(), 30'532'122'624);
+  EXPECT_EQ(json["active"].get<int64_t>(), 3'353'032'704);
+  for (const char* key : {"text_total", "non_embedding", "embedding", "lm_head", "mtp", "vision"}) {
+    EXPECT_TRUE(json[key].is_number_integer()) << key;
+  }
+  EXPECT_FALSE(json.contains("per_rank"));
+}
+
+TEST(CliTest, ParamsWithParallelFlagsListsPerRankEntries) {
+  const Outcome outcome =
+      RunCli("params --model Qwen3.5-35B-A3B --num-gpus 16 --pp 2 --ep 8 "
+             "--decoder-first-pipeline-num-layers 16 --decoder-last-pipeline-num-layers 24 --json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const nlohmann::json json = nlohmann::json::parse(outcome.out);
+  ASSERT_EQ(json["per_rank"].size(), 2u);
+  EXPECT_EQ(json["per_rank"][0]["decoder_layers"].get<int64_t>(), 16);
+  EXPECT_EQ(json["per_rank"][1]["decoder_layers"].get<int64_t>(), 24);
+  EXPECT_EQ(json["per_rank"][0]["num_ranks"].get<int64_t>(), 8);
+}
+
+TEST(CliTest, ValidateAcceptsTheQwen3MoeExample) {
+  const Outcome outcome = RunCli("validate --model Qwen3-30B-A3B --num-gpus 16 --ep 16");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.out << outcome.err;
+}
+
+TEST(CliTest, ValidateRejectsAnImpossibleLayoutWithExitTwo) {
+  const Outcome outcome = RunCli("validate --model Qwen3-8B --tp 3 --num-gpus 3");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.out, HasSubstr("--tensor-model-parallel-size"));
+}
+
+TEST(CliTest, OtherCommandsValidateFirst) {
+  const Outcome outcome = RunCli("params --model Qwen3-8B --tp 3 --num-gpus 3");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--tensor-model-parallel-size"));
+}
+
+TEST(CliTest, UnknownModelFlagAndBadJsonExitTwoWithOneMessage) {
+  const Outcome model = RunCli("params --model Qwen9-1B");
+  EXPECT_EQ(model.exit_code, 2);
+  EXPECT_THAT(model.err, HasSubstr("unknown model \"Qwen9-1B\""));
+  const Outcome flag = RunCli("params --model Qwen3-8B --tensor-parallel-size 2");
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_THAT(flag.err, HasSubstr("unknown flag --tensor-parallel-size"));
+  const Outcome json = RunCli(std::string("params --model-config ") + TRAINSCOPE_TEST_DATA_DIR +
+                              "/truncated.json");
+  EXPECT_EQ(json.exit_code, 2);
+  EXPECT_THAT(json.err, HasSubstr("malformed JSON"));
+}
+
+TEST(CliTest, WritesOutputAtomicallyAndNothingOnError) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "trainscope_cli_test_out";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path out = dir / "params.json";
+  const Outcome failed = RunCli("params --model Nope -o " + out.string());
+  EXPECT_EQ(failed.exit_code, 2);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  const Outcome ok = RunCli("params --model Qwen3-0.6B --json -o " + out.string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(ok.out.empty());
+  std::ifstream in(out);
+  EXPECT_EQ(nlohmann::json::parse(in)["total"].get<int64_t>(), 596'049'920);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTest, GroupsJsonListsEveryGroupKind) {
+  const Outcome outcome = RunCli("groups --model Qwen3-30B-A3B --num-gpus 16 --tp 2 --ep 4 --sequence-parallel --json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const nlohmann::json json = nlohmann::json::parse(outcome.out);
+  for (const char* kind : {"tp", "cp", "dp", "dp_cp", "pp", "ep", "etp", "edp", "embedding"}) {
+    EXPECT_TRUE(json["groups"].contains(kind)) << kind;
+  }
+  // TP fastest: ranks 0 and 1 form the first TP group.
+  EXPECT_EQ(json["groups"]["tp"][0], nlohmann::json::parse("[0, 1]"));
+}
+
+TEST(CliTest, IgnoredMegatronFlagsAreReported) {
+  const Outcome outcome = RunCli("params --model Qwen3-0.6B --lr 1e-4 --train-iters 100");
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_THAT(outcome.err, HasSubstr("ignored"));
+  EXPECT_THAT(outcome.err, HasSubstr("--lr --train-iters"));
+}
+
+TEST(CliTest, OutputIsDeterministic) {
+  const std::string args = "params --model Qwen3.5-397B-A17B --tp 2 --pp 4 --ep 8 --num-gpus 64 --sequence-parallel --json";
+  EXPECT_EQ(RunCli(args).out, RunCli(args).out);
+}
+
+}  // namespace
+}  // namespace trainscope

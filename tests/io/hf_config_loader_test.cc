@@ -1,1 +1,159 @@
-// (being written)
+// The Hugging Face loader: every family, aliases and nesting, and one test per bad field.
+#include "trainscope/io/hf_config_loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "trainscope/error.h"
+#include "trainscope/io/presets.h"
+
+namespace trainscope::io {
+namespace {
+
+using config::FfnKind;
+using config::MixerKind;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+TEST(HfConfigLoaderTest, LoadsEveryBuiltInPreset) {
+  for (const std::string& name : PresetNames()) {
+    SCOPED_TRACE(name);
+    EXPECT_NO_THROW((void)LoadPreset(name));
+  }
+  EXPECT_EQ(PresetNames().size(), 27u);  // 17 Qwen + 8 Llama + 2 Mixtral
+}
+
+TEST(HfConfigLoaderTest, ReadsQwen35HybridLayoutFromTextConfig) {
+  const config::ModelConfig model = LoadPreset("Qwen3.5-35B-A3B");
+  EXPECT_EQ(model.family, config::ModelFamily::kQwen35Moe);
+  EXPECT_EQ(model.NumLayers(), 40);
+  // layer_types: full attention at 3, 7, ..., 39; GDN elsewhere (3:1).
+  EXPECT_EQ(model.CountLayers(MixerKind::kGatedDeltaNet), 30);
+  EXPECT_EQ(model.CountLayers(MixerKind::kGatedAttention), 10);
+  EXPECT_EQ(model.layers[3].mixer, MixerKind::kGatedAttention);
+  EXPECT_EQ(model.layers[4].mixer, MixerKind::kGatedDeltaNet);
+  EXPECT_EQ(model.CountLayers(FfnKind::kMoe), 40);
+  EXPECT_EQ(model.attention.head_dim, 256);
+  EXPECT_TRUE(model.attention.output_gate);
+  EXPECT_DOUBLE_EQ(model.attention.rotary_fraction, 0.25);
+  EXPECT_EQ(model.gdn.num_value_heads, 32);
+  EXPECT_EQ(model.moe.shared_expert_ffn_hidden_size, 512);
+  EXPECT_EQ(model.num_mtp_layers, 1);
+  EXPECT_EQ(model.vision.depth, 27);
+  EXPECT_FALSE(model.tied_embeddings);
+}
+
+TEST(HfConfigLoaderTest, DerivesQwen3NextLayersFromFullAttentionInterval) {
+  const config::ModelConfig model = LoadPreset("Qwen/Qwen3-Next-80B-A3B");
+  EXPECT_EQ(model.CountLayers(MixerKind::kGatedAttention), 12);
+  EXPECT_EQ(model.layers[11].mixer, MixerKind::kGatedAttention);
+  EXPECT_EQ(model.num_mtp_layers, 0);
+  EXPECT_FALSE(model.vision.Present());
+}
+
+TEST(HfConfigLoaderTest, LlamaHasNoQkNormAndDefaultsHeadDim) {
+  const config::ModelConfig model = LoadPreset("LLAMA-3-70B");
+  EXPECT_FALSE(model.attention.qk_norm);
+  EXPECT_EQ(model.attention.head_dim, 128);  // 8192 / 64
+  EXPECT_EQ(model.attention.num_kv_heads, 8);
+}
+
+TEST(HfConfigLoaderTest, MixtralUsesLocalExpertsAndIntermediateSize) {
+  const config::ModelConfig model = LoadPreset("Mixtral-8x7B");
+  EXPECT_EQ(model.moe.num_experts, 8);
+  EXPECT_EQ(model.moe.top_k, 2);
+  EXPECT_EQ(model.moe.expert_ffn_hidden_size, 14336);
+  EXPECT_FALSE(model.moe.HasSharedExpert());
+}
+
+TEST(HfConfigLoaderTest, LoadsAFileByPath) {
+  const config::ModelConfig model =
+      LoadModelConfigFile(std::string(TRAINSCOPE_TEST_DATA_DIR) + "/qwen3_tiny.json");
+  EXPECT_EQ(model.hidden_size, 64);
+  EXPECT_TRUE(model.tied_embeddings);
+}
+
+TEST(HfConfigLoaderTest, RejectsTruncatedJson) {
+  EXPECT_THAT([] { (void)LoadModelConfigFile(std::string(TRAINSCOPE_TEST_DATA_DIR) +
+                                              "/truncated.json"); },
+              ThrowsMessage<InputError>(HasSubstr("malformed JSON")));
+}
+
+TEST(HfConfigLoaderTest, RejectsMissingFile) {
+  EXPECT_THAT([] { (void)LoadModelConfigFile("/nonexistent/config.json"); },
+              ThrowsMessage<InputError>(HasSubstr("cannot open")));
+}
+
+TEST(HfConfigLoaderTest, RejectsUnknownPresetListingKnownOnes) {
+  EXPECT_THAT([] { (void)LoadPreset("Qwen4-1T"); },
+              ThrowsMessage<InputError>(HasSubstr("unknown model \"Qwen4-1T\"")));
+}
+
+// One test per invalid field: each mutation of a valid config names the offending key.
+struct BadField {
+  const char* json;
+  const char* expected;
+};
+
+const BadField kBadFields[] = {
+    {R"({"model_type": "gpt2"})", "model_type: unsupported model type"},
+    {R"({"hidden_size": 64})", "model_type: missing required field"},
+    {R"({"model_type": "qwen3", "vocab_size": 10, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "intermediate_size": 8})",
+     "hidden_size: missing"},
+    {R"({"model_type": "qwen3", "hidden_size": -64, "vocab_size": 10, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "intermediate_size": 8})",
+     "hidden_size: must be at least 1"},
+    {R"({"model_type": "qwen3", "hidden_size": "64", "vocab_size": 10, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "intermediate_size": 8})",
+     "hidden_size: expected an integer"},
+    {R"({"model_type": "qwen3", "hidden_size": 99999999999999, "vocab_size": 10,
+         "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8})",
+     "hidden_size: absurd value"},
+    {R"({"model_type": "qwen3", "hidden_size": 64, "vocab_size": 10, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 8})",
+     "num_key_value_heads: must divide num_attention_heads"},
+    {R"({"model_type": "qwen3", "hidden_size": 64, "vocab_size": 10, "num_hidden_layers": 2,
+         "num_attention_heads": 5, "intermediate_size": 8})",
+     "head_dim: missing, and hidden_size 64 is not divisible"},
+    {R"({"model_type": "qwen3_moe", "hidden_size": 64, "vocab_size": 10, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "num_experts": 4, "num_experts_per_tok": 8,
+         "moe_intermediate_size": 8})",
+     "num_experts_per_tok: exceeds the number of experts"},
+    {R"({"model_type": "qwen3_5", "tie_word_embeddings": true, "text_config": {
+         "model_type": "qwen3_5_text", "hidden_size": 64, "vocab_size": 10,
+         "num_hidden_layers": 4, "num_attention_heads": 4, "head_dim": 16,
+         "intermediate_size": 8, "tie_word_embeddings": false, "linear_num_key_heads": 2,
+         "linear_key_head_dim": 8, "linear_num_value_heads": 4, "linear_value_head_dim": 8,
+         "linear_conv_kernel_dim": 4}})",
+     "text_config.tie_word_embeddings: contradicts top-level"},
+    {R"({"model_type": "qwen3_5", "text_config": {
+         "hidden_size": 64, "vocab_size": 10, "num_hidden_layers": 4, "num_attention_heads": 4,
+         "head_dim": 16, "intermediate_size": 8, "full_attention_interval": 4,
+         "layer_types": ["linear_attention", "full_attention", "linear_attention",
+                         "full_attention"],
+         "linear_num_key_heads": 2, "linear_key_head_dim": 8, "linear_num_value_heads": 4,
+         "linear_value_head_dim": 8, "linear_conv_kernel_dim": 4}})",
+     "text_config.layer_types[1]: contradicts full_attention_interval"},
+    {R"({"model_type": "qwen3_5", "text_config": {
+         "hidden_size": 64, "vocab_size": 10, "num_hidden_layers": 4, "num_attention_heads": 4,
+         "head_dim": 16, "intermediate_size": 8, "linear_key_head_dim": 8,
+         "linear_num_value_heads": 4, "linear_value_head_dim": 8,
+         "linear_conv_kernel_dim": 4}})",
+     "text_config.linear_num_key_heads: missing"},
+    {R"({"model_type": "qwen3_5_moe"})", "text_config: missing required object"},
+    {R"([1, 2])", "expected a JSON object"},
+};
+
+TEST(HfConfigLoaderTest, RejectsEachBadFieldNamingIt) {
+  for (const BadField& bad : kBadFields) {
+    SCOPED_TRACE(bad.json);
+    EXPECT_THAT([&] { (void)ParseHfConfig(bad.json, "test.json"); },
+                ThrowsMessage<InputError>(HasSubstr(bad.expected)));
+  }
+}
+
+}  // namespace
+}  // namespace trainscope::io

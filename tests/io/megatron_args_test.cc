@@ -1,1 +1,146 @@
-// (being written)
+// Megatron-LM flag parsing: verbatim names, aliases, lists, ignored flags, and usage errors.
+#include "trainscope/io/megatron_args.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "trainscope/error.h"
+#include "trainscope/io/hf_config_loader.h"
+
+namespace trainscope::io {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+CliRequest Parse(std::vector<std::string> args) { return ParseCommandLine(args); }
+
+TEST(MegatronArgsTest, AcceptsMegatronLaunchArgumentsVerbatim) {
+  const CliRequest request = Parse(
+      {"validate", "--model", "Qwen3-235B-A22B", "--tensor-model-parallel-size", "2",
+       "--pipeline-model-parallel-size", "8", "--num-virtual-stages-per-pipeline-rank", "4",
+       "--expert-model-parallel-size", "32", "--sequence-parallel",
+       "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
+       "--num-gpus", "256", "--micro-batch-size", "1", "--global-batch-size=512",
+       "--seq-length", "4096", "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm",
+       "--recompute-granularity", "selective", "--recompute-modules", "core_attn", "moe_act",
+       "--use-distributed-optimizer", "--overlap-grad-reduce", "--bf16"});
+  const config::TrainingConfig& t = request.training;
+  EXPECT_EQ(request.command, "validate");
+  EXPECT_EQ(t.parallel.tensor, 2);
+  EXPECT_EQ(t.parallel.pipeline, 8);
+  EXPECT_EQ(t.parallel.virtual_stages, 4);
+  EXPECT_EQ(t.parallel.expert, 32);
+  EXPECT_EQ(t.parallel.world_size, 256);
+  EXPECT_TRUE(t.sequence_parallel);
+  EXPECT_TRUE(t.split.account_for_embedding && t.split.account_for_loss);
+  EXPECT_EQ(t.batch.global_batch_size, 512);
+  EXPECT_EQ(t.moe.dispatcher, config::TokenDispatcher::kAllToAll);
+  EXPECT_TRUE(t.moe.grouped_gemm);
+  EXPECT_EQ(t.recompute.granularity, config::RecomputeGranularity::kSelective);
+  EXPECT_THAT(t.recompute.modules, ElementsAre("core_attn", "moe_act"));
+  EXPECT_TRUE(t.data_parallel.distributed_optimizer);
+  EXPECT_TRUE(request.parallel_flags_given);
+}
+
+TEST(MegatronArgsTest, ShortAliasesSetTheSameFields) {
+  const CliRequest request =
+      Parse({"params", "--model", "x", "--tp", "4", "--pp", "2", "--vpp", "2", "--cp", "2",
+             "--ep", "8", "--etp", "1", "--dp", "4", "--mbs", "2", "--gbs", "64", "--seq", "8192"});
+  const config::ParallelSizes& p = request.training.parallel;
+  EXPECT_EQ(p.tensor, 4);
+  EXPECT_EQ(p.pipeline, 2);
+  EXPECT_EQ(p.virtual_stages, 2);
+  EXPECT_EQ(p.context, 2);
+  EXPECT_EQ(p.expert, 8);
+  EXPECT_EQ(p.ExpertTensor(), 1);
+  EXPECT_EQ(p.data, 4);
+  EXPECT_EQ(request.training.batch.micro_batch_size, 2);
+  EXPECT_EQ(request.training.batch.seq_length, 8192);
+  // No --num-gpus: W = lcm(t·c·p·d, u·e·p) = lcm(4·2·2·4, 1·8·2) = 64.
+  EXPECT_EQ(p.world_size, 64);
+}
+
+TEST(MegatronArgsTest, DefaultWorldSizeFitsTheExpertGrid) {
+  // t 1, e 16: the dense grid needs 1 rank, the expert grid 16 -> W = 16.
+  EXPECT_EQ(Parse({"params", "--ep", "16"}).training.parallel.world_size, 16);
+}
+
+TEST(MegatronArgsTest, ListsIgnoredFlagsAndSkipsTheirValues) {
+  const CliRequest request = Parse({"params", "--lr", "3e-4", "--tp", "2", "--save", "/ckpt",
+                                    "--use-flash-attn", "--split=98,2,0"});
+  EXPECT_THAT(request.ignored_flags, ElementsAre("--lr", "--save", "--use-flash-attn", "--split"));
+  EXPECT_EQ(request.training.parallel.tensor, 2);
+}
+
+TEST(MegatronArgsTest, ParsesPerLayerCpCommTypesAndVersionProfile) {
+  const CliRequest request =
+      Parse({"validate", "--cp-comm-type", "a2a", "p2p", "--megatron-core", "0.17",
+             "--sequence-layout", "bshd", "--grad-reduce-in-bf16"});
+  EXPECT_THAT(request.training.context.comm_types,
+              ElementsAre(config::CpCommType::kA2a, config::CpCommType::kP2p));
+  EXPECT_EQ(request.training.core_version, config::CoreVersion::kV0_17);
+  EXPECT_EQ(request.training.sequence_layout, config::SequenceLayout::kBshd);
+  EXPECT_FALSE(request.training.precision.grad_reduce_in_fp32);
+}
+
+TEST(MegatronArgsTest, DefaultsFollowMegatron) {
+  const CliRequest request = Parse({"params"});
+  EXPECT_EQ(request.training.moe.dispatcher, config::TokenDispatcher::kAllGather);
+  EXPECT_TRUE(request.training.precision.grad_reduce_in_fp32);
+  EXPECT_EQ(request.training.core_version, config::CoreVersion::kV0_18);
+  EXPECT_FALSE(request.parallel_flags_given);
+}
+
+struct BadArgs {
+  std::vector<std::string> args;
+  const char* expected;
+};
+
+TEST(MegatronArgsTest, RejectsBadUsageNamingTheFlag) {
+  const BadArgs cases[] = {
+      {{"params", "--tensor-parallel", "2"}, "unknown flag --tensor-parallel"},
+      {{"params", "--tp"}, "--tp: missing value"},
+      {{"params", "--tp", "two"}, "--tp: expected an integer (got \"two\")"},
+      {{"params", "--tp", "0"}, "--tp: must be at least 1 (got 0)"},
+      {{"params", "--pp", "-2"}, "--pp: must be at least 1 (got -2)"},
+      {{"params", "--num-gpus", "99999999999999999999999"}, "--num-gpus: absurd value"},
+      {{"params", "--moe-token-dispatcher-type", "nccl"},
+       "--moe-token-dispatcher-type: unknown value \"nccl\" (expected allgather|alltoall|flex)"},
+      {{"params", "--megatron-core", "0.15"}, "--megatron-core: unknown value \"0.15\""},
+      {{"params", "--sequence-parallel=1"}, "--sequence-parallel: takes no value"},
+      {{"params", "stray"}, "unexpected argument \"stray\""},
+      {{}, "missing command"},
+  };
+  for (const BadArgs& bad : cases) {
+    EXPECT_THAT([&] { (void)ParseCommandLine(bad.args); },
+                ThrowsMessage<UsageError>(HasSubstr(bad.expected)));
+  }
+}
+
+TEST(MegatronArgsTest, ChecksArchitectureFlagsAgainstTheModel) {
+  const config::ModelConfig model = LoadPreset("Qwen3-235B-A22B");
+  CliRequest agree = Parse({"params", "--num-layers", "94", "--hidden-size", "4096",
+                            "--num-experts", "128", "--moe-router-topk", "8"});
+  EXPECT_NO_THROW(ApplyModelDependentFlags(model, agree));
+  CliRequest contradict = Parse({"params", "--num-layers", "96"});
+  EXPECT_THAT([&] { ApplyModelDependentFlags(model, contradict); },
+              ThrowsMessage<InputError>(HasSubstr("--num-layers: contradicts model")));
+}
+
+TEST(MegatronArgsTest, ConvertsLayersPerVirtualStageToVpp) {
+  // 94 layers + embedding + loss = 96 slots; p 8, 3 layers per virtual stage -> v = 4 (C16).
+  const config::ModelConfig model = LoadPreset("Qwen3-235B-A22B");
+  CliRequest request = Parse({"params", "--pp", "8", "--num-layers-per-virtual-pipeline-stage",
+                              "3", "--account-for-embedding-in-pipeline-split",
+                              "--account-for-loss-in-pipeline-split"});
+  ApplyModelDependentFlags(model, request);
+  EXPECT_EQ(request.training.parallel.virtual_stages, 4);
+}
+
+}  // namespace
+}  // namespace trainscope::io

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "trainscope/error.h"
@@ -313,8 +312,8 @@ std::string ToString(GroupKind kind) {
 }
 
 std::vector<GroupKind> AllGroupKinds() {
-  return {GroupKind::kTp,   GroupKind::kCp,  GroupKind::kDp,  GroupKind::kDpCp,
-          GroupKind::kPp,   GroupKind::kTpCp, GroupKind::kEp,  GroupKind::kEtp,
+  return {GroupKind::kTp,       GroupKind::kCp,   GroupKind::kDp,       GroupKind::kDpCp,
+          GroupKind::kPp,       GroupKind::kTpCp, GroupKind::kEp,       GroupKind::kEtp,
           GroupKind::kExpertDp, GroupKind::kTpEp, GroupKind::kEmbedding};
 }
 

@@ -31,8 +31,8 @@ enum class GroupKind {
 
 // Coordinates of one rank in both grids.
 struct RankCoordinates {
-  int64_t tp = 0, cp = 0, dp = 0, pp = 0;   // decoder grid
-  int64_t etp = 0, ep = 0, edp = 0;         // expert grid (pp is shared)
+  int64_t tp = 0, cp = 0, dp = 0, pp = 0;  // decoder grid
+  int64_t etp = 0, ep = 0, edp = 0;        // expert grid (pp is shared)
   friend bool operator==(const RankCoordinates&, const RankCoordinates&) = default;
 };
 
@@ -68,9 +68,8 @@ class RankMapping {
     const std::vector<int64_t>& dim_sizes, const std::vector<bool>& mask);
 // The group of MaskedOrthogonalRankGroups(dim_sizes, mask) that contains `rank`, in
 // O(group size) time. Preconditions (checked): as above, and 0 <= rank < prod(dim_sizes).
-[[nodiscard]] std::vector<int64_t> MaskedOrthogonalRankGroupOf(const std::vector<int64_t>& dim_sizes,
-                                                               const std::vector<bool>& mask,
-                                                               int64_t rank);
+[[nodiscard]] std::vector<int64_t> MaskedOrthogonalRankGroupOf(
+    const std::vector<int64_t>& dim_sizes, const std::vector<bool>& mask, int64_t rank);
 
 // Spelling used in reports and JSON ("tp", "dp_cp", "edp", ...).
 [[nodiscard]] std::string ToString(GroupKind kind);

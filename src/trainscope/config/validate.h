@@ -4,6 +4,7 @@
 #ifndef TRAINSCOPE_CONFIG_VALIDATE_H_
 #define TRAINSCOPE_CONFIG_VALIDATE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace trainscope::config {
 // One violated (or, for warnings, questionable) rule.
 struct Violation {
   std::string rule;                // rule id from the reference doc, e.g. "C4"
-  std::vector<std::string> flags;  // Megatron flag names involved, e.g. "--tensor-model-parallel-size"
+  std::vector<std::string> flags;  // Megatron flags involved, e.g. "--tensor-model-parallel-size"
   std::string message;             // what is wrong, with the values
   std::string fix;                 // what would make it valid
   friend bool operator==(const Violation&, const Violation&) = default;
@@ -31,10 +32,15 @@ struct ValidationResult {
 [[nodiscard]] ValidationResult Validate(const ModelConfig& model, const TrainingConfig& training);
 
 // The sequence layout actually used: the explicit choice, or for kAuto THD (packed) unless the
-// model has Gated DeltaNet layers and the core version (<= 0.17) or micro-batch size (> 1 on
-// 0.18) forbids packed sequences, in which case BSHD (padded).
+// model has Gated DeltaNet layers and the core version (<= 0.17), micro-batch size (> 1 on
+// 0.18) or deterministic mode forbids packed sequences, in which case BSHD (padded).
 [[nodiscard]] SequenceLayout ResolveSequenceLayout(const ModelConfig& model,
                                                    const TrainingConfig& training);
+
+// Micro-batches per step m = GBS/(b·d) (num_microbatches_calculator.py:381), with GBS defaulting
+// to b·d as in Megatron-LM when --global-batch-size is unset. Precondition: Validate() accepted
+// the sizes (T1), the grid (C1) and the batch (C23).
+[[nodiscard]] int64_t NumMicroBatches(const TrainingConfig& training);
 
 }  // namespace trainscope::config
 

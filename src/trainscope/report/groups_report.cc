@@ -1,8 +1,8 @@
 // Renders the process groups of a RankMapping as text or JSON.
 #include "trainscope/report/groups_report.h"
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,8 +21,8 @@ using config::RankMapping;
 using NamedValues = std::vector<std::pair<std::string, int64_t>>;
 
 NamedValues SizeEntries(const config::ParallelSizes& sizes) {
-  return {{"tp", sizes.tensor},  {"cp", sizes.context},         {"pp", sizes.pipeline},
-          {"dp", sizes.Data()},  {"ep", sizes.expert},          {"etp", sizes.ExpertTensor()},
+  return {{"tp", sizes.tensor},       {"cp", sizes.context}, {"pp", sizes.pipeline},
+          {"dp", sizes.Data()},       {"ep", sizes.expert},  {"etp", sizes.ExpertTensor()},
           {"edp", sizes.ExpertData()}};
 }
 
@@ -40,7 +40,9 @@ std::string JoinNamedValues(const NamedValues& values) {
   std::string text;
   for (const auto& [name, value] : values) {
     if (!text.empty()) text += ' ';
-    text += name + "=" + std::to_string(value);
+    text += name;
+    text += '=';
+    text += std::to_string(value);
   }
   return text;
 }
@@ -48,7 +50,10 @@ std::string JoinNamedValues(const NamedValues& values) {
 // "<kind>[<index>]: r0 r1 ...\n"
 std::string GroupLine(GroupKind kind, int64_t index, const std::vector<int64_t>& group) {
   std::string line = config::ToString(kind) + "[" + std::to_string(index) + "]:";
-  for (const int64_t member : group) line += " " + std::to_string(member);
+  for (const int64_t member : group) {
+    line += ' ';
+    line += std::to_string(member);
+  }
   return line + "\n";
 }
 
@@ -93,6 +98,29 @@ nlohmann::ordered_json JsonObject(const NamedValues& values) {
   return object;
 }
 
+// Prints objects at depth 0 and 1 with one member per line and everything deeper compactly, so a
+// group list stays on one line even for a 100k-rank world.
+void AppendJson(const nlohmann::ordered_json& value, int depth, std::string& out) {
+  if (!value.is_object() || value.empty() || depth >= 2) {
+    out += value.dump();
+    return;
+  }
+  const std::string indent(static_cast<std::size_t>(2 * (depth + 1)), ' ');
+  out += "{\n";
+  bool first = true;
+  for (const auto& item : value.items()) {
+    if (!first) out += ",\n";
+    first = false;
+    out += indent;
+    out += nlohmann::ordered_json(item.key()).dump();
+    out += ": ";
+    AppendJson(item.value(), depth + 1, out);
+  }
+  out += '\n';
+  out.append(static_cast<std::size_t>(2 * depth), ' ');
+  out += '}';
+}
+
 }  // namespace
 
 std::string RenderGroupsText(const RankMapping& mapping, std::optional<int64_t> rank) {
@@ -122,7 +150,10 @@ std::string RenderGroupsJson(const RankMapping& mapping, std::optional<int64_t> 
     }
   }
   json["groups"] = std::move(groups);
-  return json.dump(2) + "\n";
+  std::string out;
+  AppendJson(json, 0, out);
+  out += '\n';
+  return out;
 }
 
 }  // namespace trainscope::report

@@ -1,0 +1,55 @@
+// Command-line parsing: the trainscope command, its own options, and Megatron-LM launch flags
+// accepted verbatim (plus short aliases). Megatron flags trainscope does not model are accepted
+// and reported back as ignored; unknown flags are usage errors. Architecture flags
+// (--num-layers, --hidden-size, ...) are kept so the caller can check them against the model.
+#ifndef TRAINSCOPE_IO_MEGATRON_ARGS_H_
+#define TRAINSCOPE_IO_MEGATRON_ARGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/config/training_config.h"
+
+namespace trainscope::io {
+
+// A Megatron architecture flag with an integer value (e.g. --num-layers 94).
+struct ArchitectureFlag {
+  std::string flag;
+  int64_t value = 0;
+};
+
+struct CliRequest {
+  std::string command;  // params, validate, groups, presets, help
+  std::optional<std::string> model_name;         // --model
+  std::optional<std::string> model_config_path;  // --model-config
+  config::TrainingConfig training;
+  bool parallel_flags_given = false;  // any parallel / batch flag present
+  bool world_size_given = false;      // --num-gpus present
+  std::optional<int64_t> layers_per_virtual_stage;  // --num-layers-per-virtual-pipeline-stage
+  std::vector<ArchitectureFlag> architecture_flags;
+  bool json = false;                        // --json
+  std::optional<int64_t> rank;              // --rank
+  std::optional<std::string> output_path;   // -o / --output
+  std::vector<std::string> ignored_flags;   // accepted Megatron flags without effect here
+};
+
+// Parses argv[1..]. Throws UsageError naming the flag for unknown flags, missing or malformed
+// values, and out-of-range sizes. When --num-gpus is absent the world size is the smallest that
+// fits both grids: lcm(t·c·p·d, u·e·p) with d = --dp or 1.
+[[nodiscard]] CliRequest ParseCommandLine(std::span<const std::string> args);
+
+// Completes the request with facts that need the model: --num-layers-per-virtual-pipeline-stage
+// becomes a VPP size, and every architecture flag must agree with the model. Throws InputError
+// naming the flag on a contradiction.
+void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& request);
+
+// The usage text printed after usage errors and by `trainscope help`.
+[[nodiscard]] std::string UsageText();
+
+}  // namespace trainscope::io
+
+#endif  // TRAINSCOPE_IO_MEGATRON_ARGS_H_

@@ -1,0 +1,19 @@
+// Number formatting shared by the text reports: one helper per style, so every report prints
+// the same quantity the same way.
+#ifndef TRAINSCOPE_REPORT_FORMAT_H_
+#define TRAINSCOPE_REPORT_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+namespace trainscope::report {
+
+// 30532122624 -> "30,532,122,624".
+[[nodiscard]] std::string WithThousands(int64_t value);
+
+// 30532122624 -> "30.53B"; 596049920 -> "596.05M".
+[[nodiscard]] std::string Abbreviated(int64_t value);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_FORMAT_H_

@@ -1,0 +1,504 @@
+// Per-layer ops against the formulas of reference/megatron-semantics.md (§2, §3, §6, §7, §11,
+// §12). Every expected size is written out here from those formulas, not taken from the code.
+#include "trainscope/graph/layer_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "trainscope/io/hf_config_loader.h"
+
+namespace trainscope::graph {
+namespace {
+
+using config::GroupKind;
+
+constexpr int64_t kMiB = 1024 * 1024;
+constexpr int64_t kKiB = 1024;
+
+config::TrainingConfig Training(int64_t tp, bool sp) {
+  config::TrainingConfig training;
+  training.parallel.tensor = tp;
+  training.parallel.world_size = tp;
+  training.sequence_parallel = sp;
+  training.batch.seq_length = 4096;
+  training.batch.micro_batch_size = 1;
+  training.sequence_layout = config::SequenceLayout::kBshd;
+  return training;
+}
+
+// The §12 worked example: t = 2 with SP, e = 8, u = 1, alltoall, fp32 router.
+config::TrainingConfig WorkedExampleTraining() {
+  config::TrainingConfig training = Training(2, true);
+  training.parallel.world_size = 16;
+  training.parallel.expert = 8;
+  training.parallel.expert_tensor = 1;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.moe.router_dtype = config::RouterDtype::kFp32;
+  return training;
+}
+
+std::vector<Op> Filter(const std::vector<Op>& ops, GroupKind group) {
+  std::vector<Op> out;
+  for (const Op& op : ops) {
+    if (op.IsComm() && op.group == group) out.push_back(op);
+  }
+  return out;
+}
+
+// TP collectives of the column/row pairs (the §2.3 KV gather excluded).
+std::vector<Op> PairTpOps(const std::vector<Op>& ops) {
+  std::vector<Op> out;
+  for (const Op& op : Filter(ops, GroupKind::kTp)) {
+    if (op.name.find("qkv_gather") == std::string::npos) out.push_back(op);
+  }
+  return out;
+}
+
+std::vector<Op> CommOps(const std::vector<Op>& ops) {
+  std::vector<Op> out;
+  for (const Op& op : ops) {
+    if (op.IsComm()) out.push_back(op);
+  }
+  return out;
+}
+
+const Op& Named(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  ADD_FAILURE() << "no op named " << name;
+  static const Op kMissing;
+  return kMissing;
+}
+
+bool HasOp(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return true;
+  }
+  return false;
+}
+
+std::vector<Collective> Kinds(const std::vector<Op>& ops) {
+  std::vector<Collective> kinds;
+  for (const Op& op : ops) kinds.push_back(op.collective);
+  return kinds;
+}
+
+const Collective kAg = Collective::kAllGather;
+const Collective kRs = Collective::kReduceScatter;
+const Collective kAr = Collective::kAllReduce;
+
+// §2.2: per column/row pair, SP gives fwd AG + RS and bwd AG, AG, RS, all of A = s_c·b·h·2.
+TEST(LayerOpsTest, DenseQwen3LayerHasFourForwardAndSixBackwardTpOpsOfSizeAWithSp) {
+  for (const char* name :
+       {"Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "Qwen3-32B"}) {
+    const config::ModelConfig model = io::LoadPreset(name);
+    for (int64_t tp : {2, 4, 8}) {
+      SCOPED_TRACE(std::string(name) + " t=" + std::to_string(tp));
+      const config::TrainingConfig training = Training(tp, true);
+      const LayerOpContext context = MakeLayerOpContext(model, training);
+      const int64_t a = 4096 * 1 * model.hidden_size * 2;
+      const std::vector<Op> fwd = PairTpOps(DecoderLayerForward(context, 0));
+      const std::vector<Op> bwd = PairTpOps(DecoderLayerBackward(context, 0));
+      EXPECT_EQ(Kinds(fwd), (std::vector<Collective>{kAg, kRs, kAg, kRs}));
+      EXPECT_EQ(Kinds(bwd), (std::vector<Collective>{kAg, kAg, kRs, kAg, kAg, kRs}));
+      for (const Op& op : fwd) EXPECT_EQ(op.message_bytes, a) << op.name;
+      for (const Op& op : bwd) EXPECT_EQ(op.message_bytes, a) << op.name;
+      for (const Op& op : bwd) EXPECT_EQ(op.group_size, tp) << op.name;
+    }
+  }
+}
+
+// §2.2 without SP: one AR of A forward (row output) and one backward (column dgrad) per pair.
+TEST(LayerOpsTest, DenseQwen3LayerHasOneAllReducePerPairAndPhaseWithoutSp) {
+  for (const char* name :
+       {"Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "Qwen3-32B"}) {
+    const config::ModelConfig model = io::LoadPreset(name);
+    for (int64_t tp : {2, 4, 8}) {
+      SCOPED_TRACE(std::string(name) + " t=" + std::to_string(tp));
+      const config::TrainingConfig training = Training(tp, false);
+      const LayerOpContext context = MakeLayerOpContext(model, training);
+      const int64_t a = 4096 * model.hidden_size * 2;
+      const std::vector<Op> fwd = PairTpOps(DecoderLayerForward(context, 1));
+      const std::vector<Op> bwd = PairTpOps(DecoderLayerBackward(context, 1));
+      EXPECT_EQ(Kinds(fwd), (std::vector<Collective>{kAr, kAr}));
+      EXPECT_EQ(Kinds(bwd), (std::vector<Collective>{kAr, kAr}));
+      for (const Op& op : fwd) EXPECT_EQ(op.message_bytes, a);
+      for (const Op& op : bwd) EXPECT_EQ(op.message_bytes, a);
+    }
+  }
+}
+
+// Qwen3 MoE layers have attention only as a TP pair (no shared expert): 2 fwd, 3 bwd of A.
+TEST(LayerOpsTest, Qwen3MoeLayerHasAttentionTpOpsOnlyWithSp) {
+  for (const char* name : {"Qwen3-30B-A3B", "Qwen3-235B-A22B"}) {
+    const config::ModelConfig model = io::LoadPreset(name);
+    for (int64_t tp : {2, 4, 8}) {
+      SCOPED_TRACE(std::string(name) + " t=" + std::to_string(tp));
+      const config::TrainingConfig training = Training(tp, true);
+      const LayerOpContext context = MakeLayerOpContext(model, training);
+      const int64_t a = 4096 * model.hidden_size * 2;
+      const std::vector<Op> fwd = PairTpOps(DecoderLayerForward(context, 0));
+      const std::vector<Op> bwd = PairTpOps(DecoderLayerBackward(context, 0));
+      EXPECT_EQ(Kinds(fwd), (std::vector<Collective>{kAg, kRs}));
+      EXPECT_EQ(Kinds(bwd), (std::vector<Collective>{kAg, kAg, kRs}));
+      for (const Op& op : fwd) EXPECT_EQ(op.message_bytes, a);
+      for (const Op& op : bwd) EXPECT_EQ(op.message_bytes, a);
+    }
+  }
+}
+
+// §2.3, Qwen3-30B-A3B (g = 4) at t = 8: s·b·(q + 2kv)·2 = 4096·(4096 + 2·512)·2 = 41,943,040.
+TEST(LayerOpsTest, GathersQkvWhenTensorParallelExceedsKvHeads) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  const config::TrainingConfig training = Training(8, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const Op& fwd = Named(DecoderLayerForward(context, 0), "attention.qkv_gather");
+  EXPECT_EQ(fwd.collective, kAg);
+  EXPECT_EQ(fwd.message_bytes, 41'943'040);
+  const Op& bwd = Named(DecoderLayerBackward(context, 0), "attention.qkv_gather.rs_grad");
+  EXPECT_EQ(bwd.collective, kRs);
+  EXPECT_EQ(bwd.message_bytes, 41'943'040);
+  // At t = 4 = g there is no gather.
+  const config::TrainingConfig t4 = Training(4, true);
+  EXPECT_FALSE(
+      HasOp(DecoderLayerForward(MakeLayerOpContext(model, t4), 0), "attention.qkv_gather"));
+}
+
+// Qwen3.5-9B (n = 16, g = 4, d_h = 256, output gate) at t = 8, layer 3 (full attention):
+// q = 4096, kv = 1024, q_gate = 4096: 4096·(4096 + 2048 + 4096)·2 = 83,886,080.
+TEST(LayerOpsTest, GatedAttentionGatherIncludesTheGate) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  const config::TrainingConfig training = Training(8, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  EXPECT_EQ(Named(DecoderLayerForward(context, 3), "attention.qkv_gather").message_bytes,
+            83'886'080);
+}
+
+// §12: A = 16 MiB, dispatch A2A 64 MiB, probs 64 KiB (fp32), metadata AG 8 KiB, aux AR 1 KiB.
+TEST(LayerOpsTest, ReproducesWorkedExampleAllToAllSizes) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  const config::TrainingConfig training = WorkedExampleTraining();
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  EXPECT_EQ(context.ActivationBytes(), 16 * kMiB);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.a2a_tokens").message_bytes, 64 * kMiB);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.a2a_tokens").group, GroupKind::kEp);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.a2a_tokens").group_size, 8);
+  EXPECT_EQ(Named(fwd, "moe.combine.a2a_tokens").message_bytes, 64 * kMiB);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.a2a_probs").message_bytes, 64 * kKiB);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.metadata_ag").message_bytes, 8 * kKiB);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.metadata_ag").group, GroupKind::kTpEp);
+  const Op& aux = Named(fwd, "moe.router.aux_loss_ar");
+  EXPECT_EQ(aux.message_bytes, 1 * kKiB);
+  EXPECT_EQ(aux.group, GroupKind::kTpCp);
+  EXPECT_EQ(aux.group_size, 2);
+  EXPECT_TRUE(Filter(fwd, GroupKind::kEtp).empty());  // u = 1
+}
+
+// §3.2 backward: A2A of the combine grad, probs grad and tokens grad, same volumes as forward.
+TEST(LayerOpsTest, AllToAllBackwardMovesTheSameVolumeAsForward) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  const config::TrainingConfig training = WorkedExampleTraining();
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = Filter(DecoderLayerForward(context, 0), GroupKind::kEp);
+  const std::vector<Op> bwd = Filter(DecoderLayerBackward(context, 0), GroupKind::kEp);
+  ASSERT_EQ(bwd.size(), 3u);
+  int64_t fwd_bytes = 0, bwd_bytes = 0;
+  for (const Op& op : fwd) fwd_bytes += op.message_bytes;
+  for (const Op& op : bwd) bwd_bytes += op.message_bytes;
+  EXPECT_EQ(fwd_bytes, 128 * kMiB + 64 * kKiB);  // dispatch + combine + probs
+  EXPECT_EQ(bwd_bytes, fwd_bytes);
+}
+
+TEST(LayerOpsTest, ActivationDtypeRouterSendsBf16Probs) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.moe.router_dtype = config::RouterDtype::kActivation;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  // T·k·2 = 2048·8·2 = 32 KiB.
+  EXPECT_EQ(Named(DecoderLayerForward(context, 0), "moe.dispatch.a2a_probs").message_bytes,
+            32 * kKiB);
+}
+
+// u = 2: ETP AG of u·R·h·2 = 2·16384·2048·2 = 128 MiB, probs u·R·4 = 128 KiB; RS of the
+// expert output in the probs dtype u·R·h·4 = 256 MiB; metadata AG u·e·E·8 = 16 KiB.
+TEST(LayerOpsTest, ExpertTensorParallelAddsGatherAndScatter) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.parallel.expert_tensor = 2;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.ag_tokens").message_bytes, 128 * kMiB);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.ag_probs").message_bytes, 128 * kKiB);
+  EXPECT_EQ(Named(fwd, "moe.combine.rs_output").message_bytes, 256 * kMiB);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.metadata_ag").message_bytes, 16 * kKiB);
+  const std::vector<Op> bwd = Filter(DecoderLayerBackward(context, 0), GroupKind::kEtp);
+  EXPECT_EQ(Kinds(bwd), (std::vector<Collective>{kAg, kRs, kRs}));
+}
+
+TEST(LayerOpsTest, SingleExpertRankHasNoDispatcherCommunication) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.parallel.expert = 1;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_TRUE(Filter(fwd, GroupKind::kEp).empty());
+  EXPECT_FALSE(HasOp(fwd, "moe.dispatch.metadata_ag"));
+}
+
+// cf = 1.5: C = ceil(2048·8/128·1.5) = 192, C·E = 24,576 rows, ·2048·2 = 96 MiB; fixed splits,
+// so no metadata AG.
+TEST(LayerOpsTest, CapacityPaddingSendsCapacityTimesExperts) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.moe.capacity_factor = 1.5;
+  training.moe.pad_expert_input_to_capacity = true;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.a2a_tokens").message_bytes, 96 * kMiB);
+  EXPECT_FALSE(HasOp(fwd, "moe.dispatch.metadata_ag"));
+}
+
+// §3.3 with G = u·e = 8, T = 2048, E = 128, fp32 probs: routing map G·T·E = 2 MiB, probs 8 MiB,
+// hidden G·T·h·2 = 64 MiB, RS G·T·h·4 = 128 MiB; backward AG 128 MiB, RS 64 MiB, RS 8 MiB.
+TEST(LayerOpsTest, AllGatherDispatcherSizesFollowTheTable) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.moe.dispatcher = config::TokenDispatcher::kAllGather;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = Filter(DecoderLayerForward(context, 0), GroupKind::kTpEp);
+  const std::vector<Op> bwd = Filter(DecoderLayerBackward(context, 0), GroupKind::kTpEp);
+  ASSERT_EQ(fwd.size(), 4u);
+  EXPECT_EQ(fwd[0].message_bytes, 2 * kMiB);
+  EXPECT_EQ(fwd[1].message_bytes, 8 * kMiB);
+  EXPECT_EQ(fwd[2].message_bytes, 64 * kMiB);
+  EXPECT_EQ(fwd[3].message_bytes, 128 * kMiB);
+  EXPECT_EQ(fwd[3].collective, kRs);
+  ASSERT_EQ(bwd.size(), 3u);
+  EXPECT_EQ(Kinds(bwd), (std::vector<Collective>{kAg, kRs, kRs}));
+  EXPECT_EQ(bwd[0].message_bytes, 128 * kMiB);
+  EXPECT_EQ(bwd[1].message_bytes, 64 * kMiB);
+  EXPECT_EQ(bwd[2].message_bytes, 8 * kMiB);
+}
+
+// §3.4: D = 8·[1 − C(112,8)/C(128,8)] = 5.33936 (evaluated with Python's math.comb), rows =
+// round(2048·D) = 10,935; dispatch rows carry 2048·2 + 8·(4 + 8) = 4192 B, combine rows 4096 B.
+TEST(LayerOpsTest, FlexDispatcherSendsDeduplicatedRows) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.moe.dispatcher = config::TokenDispatcher::kFlex;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "moe.dispatch.flex").message_bytes, 10'935 * 4192);
+  EXPECT_EQ(Named(fwd, "moe.combine.flex").message_bytes, 10'935 * 4096);
+  const std::vector<Op> bwd = Filter(DecoderLayerBackward(context, 0), GroupKind::kTpEp);
+  ASSERT_EQ(bwd.size(), 2u);
+  EXPECT_EQ(bwd[0].message_bytes, 10'935 * 4096);
+}
+
+TEST(LayerOpsTest, QkNormAndTiedEmbeddingsChangeNoCommunication) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::ModelConfig changed = model;
+  changed.attention.qk_norm = false;
+  changed.tied_embeddings = !model.tied_embeddings;
+  const config::TrainingConfig training = Training(4, true);
+  const LayerOpContext a = MakeLayerOpContext(model, training);
+  const LayerOpContext b = MakeLayerOpContext(changed, training);
+  EXPECT_EQ(CommOps(DecoderLayerForward(a, 0)), CommOps(DecoderLayerForward(b, 0)));
+  EXPECT_EQ(CommOps(DecoderLayerBackward(a, 0)), CommOps(DecoderLayerBackward(b, 0)));
+  EXPECT_EQ(CommOps(EmbeddingForward(a)), CommOps(EmbeddingForward(b)));
+  EXPECT_EQ(CommOps(LmHeadAndLossBackward(a)), CommOps(LmHeadAndLossBackward(b)));
+}
+
+// Qwen3.5: layer i is full attention iff (i + 1) % 4 == 0; GDN pairs cost 2 fwd / 3 bwd.
+TEST(LayerOpsTest, Qwen35LayersFollowTheThreeToOnePatternWithAttentionTpOps) {
+  for (const char* name : {"Qwen3.5-9B", "Qwen3.5-27B", "Qwen3.5-35B-A3B"}) {
+    SCOPED_TRACE(name);
+    const config::ModelConfig model = io::LoadPreset(name);
+    const config::TrainingConfig training = Training(2, true);
+    const LayerOpContext context = MakeLayerOpContext(model, training);
+    const bool moe = model.HasMoe();
+    for (int64_t layer = 0; layer < 8; ++layer) {
+      const std::vector<Op> fwd = DecoderLayerForward(context, layer);
+      const bool attention = (layer + 1) % 4 == 0;
+      EXPECT_EQ(HasOp(fwd, "gdn.in_proj"), !attention) << layer;
+      EXPECT_EQ(HasOp(fwd, "attention.linear_qkv"), attention) << layer;
+      // Dense: mixer + MLP pairs; MoE: mixer + shared-expert pairs.
+      EXPECT_EQ(PairTpOps(fwd).size(), 4u) << layer << (moe ? " moe" : "");
+      EXPECT_EQ(PairTpOps(DecoderLayerBackward(context, layer)).size(), 6u) << layer;
+    }
+  }
+}
+
+// §7.3, Qwen3.5-9B, t = 2, c = 2: in = 2·2048 + 2·4096 + 2·32 = 12,352; s_c = 2048:
+// A2A in 2048·12352/2·2 = 25,296,896 B; A2A out 2048·4096/2·2 = 8,388,608 B.
+TEST(LayerOpsTest, GdnContextParallelAllToAllsOnlyFromCore018) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  config::TrainingConfig training = Training(2, true);
+  training.parallel.context = 2;
+  training.core_version = config::CoreVersion::kV0_18;
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  EXPECT_EQ(Named(fwd, "gdn.cp.a2a_in").message_bytes, 25'296'896);
+  EXPECT_EQ(Named(fwd, "gdn.cp.a2a_out").message_bytes, 8'388'608);
+  EXPECT_EQ(
+      Filter(DecoderLayerBackward(MakeLayerOpContext(model, training), 0), GroupKind::kCp).size(),
+      2u);
+  training.core_version = config::CoreVersion::kV0_17;
+  EXPECT_TRUE(
+      Filter(DecoderLayerForward(MakeLayerOpContext(model, training), 0), GroupKind::kCp).empty());
+}
+
+// §6, Qwen3-8B (g = 8, d_h = 128), t = 2, c = 4: g_l = 4, s_c = 1024, KV = 2·1024·4·128·2 = 2 MiB.
+TEST(LayerOpsTest, CpRingSendsKvForwardAndTwiceBackward) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(2, true);
+  training.parallel.context = 4;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  int64_t fwd_sent = 0, bwd_sent = 0, fwd_sends = 0, bwd_sends = 0;
+  for (const Op& op : Filter(DecoderLayerForward(context, 0), GroupKind::kCp)) {
+    if (op.collective == Collective::kSend) fwd_sent += op.message_bytes, ++fwd_sends;
+  }
+  for (const Op& op : Filter(DecoderLayerBackward(context, 0), GroupKind::kCp)) {
+    if (op.collective == Collective::kSend) bwd_sent += op.message_bytes, ++bwd_sends;
+  }
+  EXPECT_EQ(fwd_sends, 3);  // c − 1
+  EXPECT_EQ(fwd_sent, 3 * 2 * kMiB);
+  EXPECT_EQ(bwd_sends, 4);                // c steps
+  EXPECT_EQ(bwd_sent, 2 * 3 * 2 * kMiB);  // 2(c − 1)·KV
+}
+
+// all_gather: K and V each gathered to s·b·g_l·d_h·2 = 4096·4·128·2 = 4 MiB.
+TEST(LayerOpsTest, CpAllGatherGathersKAndVAndScattersTheirGrads) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(2, true);
+  training.parallel.context = 4;
+  training.context.comm_types = {config::CpCommType::kAllGather};
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = Filter(DecoderLayerForward(context, 0), GroupKind::kCp);
+  const std::vector<Op> bwd = Filter(DecoderLayerBackward(context, 0), GroupKind::kCp);
+  EXPECT_EQ(Kinds(fwd), (std::vector<Collective>{kAg, kAg}));
+  EXPECT_EQ(Kinds(bwd), (std::vector<Collective>{kAg, kAg, kRs, kRs}));
+  for (const Op& op : fwd) EXPECT_EQ(op.message_bytes, 4 * kMiB);
+  for (const Op& op : bwd) EXPECT_EQ(op.message_bytes, 4 * kMiB);
+}
+
+// a2a: Q and O 1024·16·128·2 = 4 MiB, K and V 1024·4·128·2 = 1 MiB.
+TEST(LayerOpsTest, CpAllToAllMovesQkvAndOutput) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(2, true);
+  training.parallel.context = 4;
+  training.context.comm_types = {config::CpCommType::kA2a};
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  std::vector<int64_t> fwd, bwd;
+  for (const Op& op : Filter(DecoderLayerForward(context, 0), GroupKind::kCp)) {
+    fwd.push_back(op.message_bytes);
+  }
+  for (const Op& op : Filter(DecoderLayerBackward(context, 0), GroupKind::kCp)) {
+    bwd.push_back(op.message_bytes);
+  }
+  EXPECT_EQ(fwd, (std::vector<int64_t>{4 * kMiB, kMiB, kMiB, 4 * kMiB}));
+  EXPECT_EQ(bwd, (std::vector<int64_t>{4 * kMiB, 4 * kMiB, kMiB, kMiB}));
+}
+
+// §2.5, Qwen3-8B, t = 4: A = 4096·4096·2 = 32 MiB; CE ARs 4096·4 = 16 KiB.
+TEST(LayerOpsTest, EmbeddingLmHeadAndLossCollectivesWithSp) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const config::TrainingConfig training = Training(4, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> emb_fwd = Filter(EmbeddingForward(context), GroupKind::kTp);
+  EXPECT_EQ(Named(emb_fwd, "embedding.rs_output").message_bytes, 32 * kMiB);
+  const std::vector<Op> emb_bwd = CommOps(EmbeddingBackward(context));
+  EXPECT_EQ(Kinds(emb_bwd), (std::vector<Collective>{kAg}));
+  const std::vector<Op> head = LmHeadAndLossForward(context);
+  EXPECT_EQ(Named(head, "lm_head.output_layer.ag_input").message_bytes, 32 * kMiB);
+  int64_t ce_ars = 0;
+  for (const Op& op : head) {
+    if (op.collective == kAr) {
+      ++ce_ars;
+      EXPECT_EQ(op.message_bytes, 16 * kKiB);
+    }
+  }
+  EXPECT_EQ(ce_ars, 3);
+  EXPECT_EQ(Kinds(CommOps(LmHeadAndLossBackward(context))), (std::vector<Collective>{kAg, kRs}));
+}
+
+TEST(LayerOpsTest, EmbeddingAndLmHeadUseAllReducesWithoutSp) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const config::TrainingConfig training = Training(4, false);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  EXPECT_EQ(Named(EmbeddingForward(context), "embedding.ar_output").message_bytes, 32 * kMiB);
+  EXPECT_TRUE(CommOps(EmbeddingBackward(context)).empty());
+  const std::vector<Op> bwd = CommOps(LmHeadAndLossBackward(context));
+  EXPECT_EQ(Kinds(bwd), (std::vector<Collective>{kAr}));
+  EXPECT_EQ(bwd[0].message_bytes, 32 * kMiB);
+}
+
+// §11 compute ops, Qwen3-8B, t = 2: linear_qkv 2·4096·4096·(4096 + 2·1024)/2 = 103,079,215,104;
+// causal core attention 2·b·(n/t)·d_h·s² = 2·16·128·4096² = 68,719,476,736.
+TEST(LayerOpsTest, GemmAndAttentionFlopsFollowClosedForms) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const Op& qkv = Named(DecoderLayerForward(context, 0), "attention.linear_qkv");
+  EXPECT_EQ(qkv.flops, 103'079'215'104);
+  EXPECT_EQ(qkv.gemm, (GemmShape{.m = 4096, .n = 3072, .k = 4096, .groups = 1}));
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  EXPECT_EQ(Named(bwd, "attention.linear_qkv.dgrad").flops, 103'079'215'104);
+  EXPECT_EQ(Named(bwd, "attention.linear_qkv.wgrad").flops, 103'079'215'104);
+  EXPECT_EQ(Named(DecoderLayerForward(context, 0), "attention.core").flops, 68'719'476'736);
+  EXPECT_EQ(Named(bwd, "attention.core.backward").flops, 2 * 68'719'476'736);
+  training.sequence_layout = config::SequenceLayout::kThd;  // one packed sequence of length s
+  EXPECT_EQ(
+      Named(DecoderLayerForward(MakeLayerOpContext(model, training), 0), "attention.core").flops,
+      68'719'476'736);
+}
+
+TEST(LayerOpsTest, SelectiveCoreAttentionRecomputeReplaysCommunicationOnlyWithCp) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(2, true);
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  training.recompute.modules = {"core_attn"};
+  const std::vector<Op> no_cp = DecoderLayerRecompute(MakeLayerOpContext(model, training), 0,
+                                                      /*recompute_full_layer=*/false);
+  EXPECT_TRUE(CommOps(no_cp).empty());
+  EXPECT_TRUE(HasOp(no_cp, "attention.core"));
+  training.parallel.context = 2;
+  const std::vector<Op> cp = DecoderLayerRecompute(MakeLayerOpContext(model, training), 0, false);
+  EXPECT_EQ(CommOps(cp).size(), 2u);  // c − 1 = 1 ring step: send + recv
+  for (const Op& op : cp) EXPECT_EQ(op.phase, Phase::kRecompute);
+}
+
+TEST(LayerOpsTest, FullRecomputeReplaysEveryForwardOp) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.recompute.granularity = config::RecomputeGranularity::kFull;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  std::vector<Op> expected = DecoderLayerForward(context, 5);
+  for (Op& op : expected) op.phase = Phase::kRecompute;
+  EXPECT_EQ(DecoderLayerRecompute(context, 5, /*recompute_full_layer=*/true), expected);
+  training.recompute.granularity = config::RecomputeGranularity::kNone;
+  EXPECT_TRUE(DecoderLayerRecompute(MakeLayerOpContext(model, training), 5, false).empty());
+}
+
+// §11 item 4, Qwen3.5-9B, t = 2, SP: A = 4096·4096·2 = 32 MiB; eh_proj fwd AG 2A + AG A,
+// bwd AG A, AG 2A, RS 2A; the MTP decoder layer has index L = 32.
+TEST(LayerOpsTest, MtpLayerGathersTheConcatenatedInput) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  const config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = MtpForward(context);
+  EXPECT_EQ(Named(fwd, "mtp.eh_proj.ag_input").message_bytes, 64 * kMiB);
+  EXPECT_EQ(Named(fwd, "mtp.eh_proj.ag_output").message_bytes, 32 * kMiB);
+  EXPECT_EQ(Named(fwd, "attention.linear_qkv").layer, 32);
+  const std::vector<Op> bwd = MtpBackward(context);
+  EXPECT_EQ(Named(bwd, "mtp.eh_proj.split.grad").message_bytes, 32 * kMiB);
+  EXPECT_EQ(Named(bwd, "mtp.eh_proj.ag_input_wgrad").message_bytes, 64 * kMiB);
+  EXPECT_EQ(Named(bwd, "mtp.eh_proj.rs_dgrad").message_bytes, 64 * kMiB);
+  EXPECT_TRUE(MtpForward(MakeLayerOpContext(io::LoadPreset("Qwen3-8B"), training)).empty());
+}
+
+}  // namespace
+}  // namespace trainscope::graph
