@@ -1,0 +1,38 @@
+// The operation graph of one training step for one rank: every micro-batch's forward and
+// backward ops in Megatron's pipeline schedule order (1F1B or interleaved), pipeline sends and
+// receives with peer ranks, recompute replays, the once-per-step gradient synchronisation and
+// the optimizer, with dependencies between ops. Ranks of the same pipeline stage do identical
+// work, so the graph of any rank is built from its stage alone.
+#ifndef TRAINSCOPE_GRAPH_STEP_GRAPH_H_
+#define TRAINSCOPE_GRAPH_STEP_GRAPH_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/config/training_config.h"
+#include "trainscope/graph/op.h"
+
+namespace trainscope::graph {
+
+struct StepGraph {
+  int64_t rank = 0;
+  int64_t pipeline_rank = 0;
+  int64_t num_micro_batches = 0;
+  std::vector<Op> ops;  // issue order; ops[i].id == i; deps refer to earlier ids
+};
+
+// Builds the step graph of global rank `rank`. Precondition: Validate() accepted the
+// configuration and 0 <= rank < world size.
+[[nodiscard]] StepGraph BuildStepGraph(const config::ModelConfig& model,
+                                       const config::TrainingConfig& training, int64_t rank);
+
+// Megatron's num_floating_point_operations for one step (training.py, megatron-semantics.md
+// §8.1): whole model, all ranks, forward + backward, active experts only, GDN per its hybrid
+// formula, MTP and LM head included.
+[[nodiscard]] int64_t MegatronModelFlopsPerStep(const config::ModelConfig& model,
+                                                const config::TrainingConfig& training);
+
+}  // namespace trainscope::graph
+
+#endif  // TRAINSCOPE_GRAPH_STEP_GRAPH_H_
