@@ -33,13 +33,13 @@ class IoError : public std::runtime_error {
 
 // Always-on internal invariant check: reports file and line, then aborts. Never used on user
 // input, which is checked by the loaders and Validate() and reported as InputError.
-#define TRAINSCOPE_CHECK(cond, message)                                                      \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      std::fprintf(stderr, "%s:%d: internal check failed: %s (%s)\n", __FILE__, __LINE__,    \
-                   #cond, std::string(message).c_str());                                     \
-      std::abort();                                                                          \
-    }                                                                                        \
+#define TRAINSCOPE_CHECK(cond, message)                                                          \
+  do {                                                                                           \
+    if (!(cond)) {                                                                               \
+      std::fprintf(stderr, "%s:%d: internal check failed: %s (%s)\n", __FILE__, __LINE__, #cond, \
+                   std::string(message).c_str());                                                \
+      std::abort();                                                                              \
+    }                                                                                            \
   } while (false)
 
 #endif  // TRAINSCOPE_ERROR_H_

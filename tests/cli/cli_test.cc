@@ -1,6 +1,7 @@
 // End-to-end tests of the trainscope binary: exit codes, outputs and the no-partial-file rule.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -9,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 namespace trainscope {
 namespace {
@@ -32,7 +32,8 @@ Outcome RunCli(const std::string& args) {
   std::FILE* pipe = popen(command.c_str(), "r");
   std::array<char, 4096> buffer{};
   size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.out.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    outcome.out.append(buffer.data(), n);
   const int status = pclose(pipe);
   outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream err(err_path);
@@ -56,9 +57,9 @@ TEST(CliTest, ParamsJsonHasTheContractKeys) {
 }
 
 TEST(CliTest, ParamsWithParallelFlagsListsPerRankEntries) {
-  const Outcome outcome =
-      RunCli("params --model Qwen3.5-35B-A3B --num-gpus 16 --pp 2 --ep 8 "
-             "--decoder-first-pipeline-num-layers 16 --decoder-last-pipeline-num-layers 24 --json");
+  const Outcome outcome = RunCli(
+      "params --model Qwen3.5-35B-A3B --num-gpus 16 --pp 2 --ep 8 "
+      "--decoder-first-pipeline-num-layers 16 --decoder-last-pipeline-num-layers 24 --json");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   const nlohmann::json json = nlohmann::json::parse(outcome.out);
   ASSERT_EQ(json["per_rank"].size(), 2u);
@@ -91,8 +92,8 @@ TEST(CliTest, UnknownModelFlagAndBadJsonExitTwoWithOneMessage) {
   const Outcome flag = RunCli("params --model Qwen3-8B --tensor-parallel-size 2");
   EXPECT_EQ(flag.exit_code, 2);
   EXPECT_THAT(flag.err, HasSubstr("unknown flag --tensor-parallel-size"));
-  const Outcome json = RunCli(std::string("params --model-config ") + TRAINSCOPE_TEST_DATA_DIR +
-                              "/truncated.json");
+  const Outcome json =
+      RunCli(std::string("params --model-config ") + TRAINSCOPE_TEST_DATA_DIR + "/truncated.json");
   EXPECT_EQ(json.exit_code, 2);
   EXPECT_THAT(json.err, HasSubstr("malformed JSON"));
 }
@@ -115,7 +116,8 @@ TEST(CliTest, WritesOutputAtomicallyAndNothingOnError) {
 }
 
 TEST(CliTest, GroupsJsonListsEveryGroupKind) {
-  const Outcome outcome = RunCli("groups --model Qwen3-30B-A3B --num-gpus 16 --tp 2 --ep 4 --sequence-parallel --json");
+  const Outcome outcome =
+      RunCli("groups --model Qwen3-30B-A3B --num-gpus 16 --tp 2 --ep 4 --sequence-parallel --json");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   const nlohmann::json json = nlohmann::json::parse(outcome.out);
   for (const char* kind : {"tp", "cp", "dp", "dp_cp", "pp", "ep", "etp", "edp", "embedding"}) {
@@ -133,7 +135,9 @@ TEST(CliTest, IgnoredMegatronFlagsAreReported) {
 }
 
 TEST(CliTest, OutputIsDeterministic) {
-  const std::string args = "params --model Qwen3.5-397B-A17B --tp 2 --pp 4 --ep 8 --num-gpus 64 --sequence-parallel --json";
+  const std::string args =
+      "params --model Qwen3.5-397B-A17B --tp 2 --pp 4 --ep 8 --num-gpus 64 --sequence-parallel "
+      "--json";
   EXPECT_EQ(RunCli(args).out, RunCli(args).out);
 }
 

@@ -50,9 +50,9 @@ TEST(PipelineLayoutTest, UnevenFirstAndLastStage) {
 
 TEST(PipelineLayoutTest, UnevenMiddleStagesShareTheRest) {
   // 94 layers, p 4, first 22, last 24: two middle ranks share 48 -> 24 each.
-  const std::vector<int64_t> per_rank = LayersPerPipelineRank(
-      94, ParallelSizes{.world_size = 4, .pipeline = 4},
-      PipelineSplit{.first_stage_layers = 22, .last_stage_layers = 24});
+  const std::vector<int64_t> per_rank =
+      LayersPerPipelineRank(94, ParallelSizes{.world_size = 4, .pipeline = 4},
+                            PipelineSplit{.first_stage_layers = 22, .last_stage_layers = 24});
   EXPECT_EQ(per_rank, (std::vector<int64_t>{22, 24, 24, 24}));
 }
 

@@ -30,8 +30,7 @@ const PublishedCount kQwen3Counts[] = {
     {"Qwen3-14B", 14'768'307'200, 777'912'320, 777'912'320, 13'212'482'560, 14'768'307'200},
     {"Qwen3-32B", 32'762'123'264, 777'912'320, 777'912'320, 31'206'298'624, 32'762'123'264},
     {"Qwen3-30B-A3B", 30'532'122'624, 311'164'928, 311'164'928, 29'909'792'768, 3'353'032'704},
-    {"Qwen3-235B-A22B", 235'093'634'560, 622'329'856, 622'329'856, 233'848'974'848,
-     22'190'763'520},
+    {"Qwen3-235B-A22B", 235'093'634'560, 622'329'856, 622'329'856, 233'848'974'848, 22'190'763'520},
 };
 
 TEST(ParamCountTest, ReproducesAllEightOfficialQwen3Counts) {
@@ -117,8 +116,8 @@ TEST(ParamCountTest, Qwen35MoeFollowsSharedExpertAndActiveFormulas) {
   const int64_t moe_active = 3 * k * d.h * fe + d.h * e + 3 * d.h * fs + d.h;
   const int64_t non_embedding =
       30 * (Gdn(d) + moe + 2 * d.h) + 10 * (GatedAttention(d) + moe + 2 * d.h) + d.h;
-  const int64_t active_non_embedding = 30 * (Gdn(d) + moe_active + 2 * d.h) +
-                                       10 * (GatedAttention(d) + moe_active + 2 * d.h) + d.h;
+  const int64_t active_non_embedding =
+      30 * (Gdn(d) + moe_active + 2 * d.h) + 10 * (GatedAttention(d) + moe_active + 2 * d.h) + d.h;
   const int64_t embedding = d.vocab * d.h;
   const ParamCounts counts = CountParams(io::LoadPreset("qwen3.5-35b-a3b"));
   EXPECT_EQ(counts.non_embedding, non_embedding);
@@ -197,8 +196,8 @@ TEST(ParamCountTest, QueryGroupsBelowTpSplitTheQkvWeightWithoutReplication) {
   // Qwen3.5-35B-A3B has g = 2 < t = 4: Megatron still splits linear_qkv evenly
   // (megatron-semantics.md §2.3): (2*16*256 + 2*2*256) * 2048 / 4 per rank.
   const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
-  const WeightTensor qkv = DecoderLayerWeights(model, {config::MixerKind::kGatedAttention,
-                                                       config::FfnKind::kMoe})[1];
+  const WeightTensor qkv =
+      DecoderLayerWeights(model, {config::MixerKind::kGatedAttention, config::FfnKind::kMoe})[1];
   ASSERT_EQ(qkv.name, "self_attention.linear_qkv.weight");
   const config::ParallelSizes sizes{.world_size = 4, .tensor = 4};
   EXPECT_EQ(ShardNumel(qkv, sizes, 0), (2 * 16 * 256 + 2 * 2 * 256) * 2048 / 4);
@@ -212,11 +211,9 @@ TEST(ParamCountTest, LastStageHoldsEmbeddingCopyForMtp) {
   training.parallel = {.world_size = 2, .pipeline = 2};
   const config::PipelineLayout layout = config::BuildPipelineLayout(model, training);
   const std::vector<StageParams> stages = CountParamsPerStage(model, training, layout);
-  EXPECT_EQ(stages[1].by_component[static_cast<size_t>(Component::kEmbedding)],
-            248320LL * 4096);
+  EXPECT_EQ(stages[1].by_component[static_cast<size_t>(Component::kEmbedding)], 248320LL * 4096);
   EXPECT_EQ(stages[1].by_component[static_cast<size_t>(Component::kLmHead)], 248320LL * 4096);
-  EXPECT_EQ(stages[1].by_component[static_cast<size_t>(Component::kMtp)],
-            CountParams(model).mtp);
+  EXPECT_EQ(stages[1].by_component[static_cast<size_t>(Component::kMtp)], CountParams(model).mtp);
 }
 
 }  // namespace

@@ -76,9 +76,9 @@ TEST(HfConfigLoaderTest, LoadsAFileByPath) {
 }
 
 TEST(HfConfigLoaderTest, RejectsTruncatedJson) {
-  EXPECT_THAT([] { (void)LoadModelConfigFile(std::string(TRAINSCOPE_TEST_DATA_DIR) +
-                                              "/truncated.json"); },
-              ThrowsMessage<InputError>(HasSubstr("malformed JSON")));
+  EXPECT_THAT(
+      [] { (void)LoadModelConfigFile(std::string(TRAINSCOPE_TEST_DATA_DIR) + "/truncated.json"); },
+      ThrowsMessage<InputError>(HasSubstr("malformed JSON")));
 }
 
 TEST(HfConfigLoaderTest, RejectsMissingFile) {

@@ -20,15 +20,38 @@ using ::testing::ThrowsMessage;
 CliRequest Parse(std::vector<std::string> args) { return ParseCommandLine(args); }
 
 TEST(MegatronArgsTest, AcceptsMegatronLaunchArgumentsVerbatim) {
-  const CliRequest request = Parse(
-      {"validate", "--model", "Qwen3-235B-A22B", "--tensor-model-parallel-size", "2",
-       "--pipeline-model-parallel-size", "8", "--num-virtual-stages-per-pipeline-rank", "4",
-       "--expert-model-parallel-size", "32", "--sequence-parallel",
-       "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
-       "--num-gpus", "256", "--micro-batch-size", "1", "--global-batch-size=512",
-       "--seq-length", "4096", "--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm",
-       "--recompute-granularity", "selective", "--recompute-modules", "core_attn", "moe_act",
-       "--use-distributed-optimizer", "--overlap-grad-reduce", "--bf16"});
+  const CliRequest request = Parse({"validate",
+                                    "--model",
+                                    "Qwen3-235B-A22B",
+                                    "--tensor-model-parallel-size",
+                                    "2",
+                                    "--pipeline-model-parallel-size",
+                                    "8",
+                                    "--num-virtual-stages-per-pipeline-rank",
+                                    "4",
+                                    "--expert-model-parallel-size",
+                                    "32",
+                                    "--sequence-parallel",
+                                    "--account-for-embedding-in-pipeline-split",
+                                    "--account-for-loss-in-pipeline-split",
+                                    "--num-gpus",
+                                    "256",
+                                    "--micro-batch-size",
+                                    "1",
+                                    "--global-batch-size=512",
+                                    "--seq-length",
+                                    "4096",
+                                    "--moe-token-dispatcher-type",
+                                    "alltoall",
+                                    "--moe-grouped-gemm",
+                                    "--recompute-granularity",
+                                    "selective",
+                                    "--recompute-modules",
+                                    "core_attn",
+                                    "moe_act",
+                                    "--use-distributed-optimizer",
+                                    "--overlap-grad-reduce",
+                                    "--bf16"});
   const config::TrainingConfig& t = request.training;
   EXPECT_EQ(request.command, "validate");
   EXPECT_EQ(t.parallel.tensor, 2);
@@ -48,9 +71,9 @@ TEST(MegatronArgsTest, AcceptsMegatronLaunchArgumentsVerbatim) {
 }
 
 TEST(MegatronArgsTest, ShortAliasesSetTheSameFields) {
-  const CliRequest request =
-      Parse({"params", "--model", "x", "--tp", "4", "--pp", "2", "--vpp", "2", "--cp", "2",
-             "--ep", "8", "--etp", "1", "--dp", "4", "--mbs", "2", "--gbs", "64", "--seq", "8192"});
+  const CliRequest request = Parse(
+      {"params", "--model", "x", "--tp", "4", "--pp",  "2", "--vpp", "2",  "--cp",  "2",   "--ep",
+       "8",      "--etp",   "1", "--dp", "4", "--mbs", "2", "--gbs", "64", "--seq", "8192"});
   const config::ParallelSizes& p = request.training.parallel;
   EXPECT_EQ(p.tensor, 4);
   EXPECT_EQ(p.pipeline, 2);
@@ -78,9 +101,8 @@ TEST(MegatronArgsTest, ListsIgnoredFlagsAndSkipsTheirValues) {
 }
 
 TEST(MegatronArgsTest, ParsesPerLayerCpCommTypesAndVersionProfile) {
-  const CliRequest request =
-      Parse({"validate", "--cp-comm-type", "a2a", "p2p", "--megatron-core", "0.17",
-             "--sequence-layout", "bshd", "--grad-reduce-in-bf16"});
+  const CliRequest request = Parse({"validate", "--cp-comm-type", "a2a", "p2p", "--megatron-core",
+                                    "0.17", "--sequence-layout", "bshd", "--grad-reduce-in-bf16"});
   EXPECT_THAT(request.training.context.comm_types,
               ElementsAre(config::CpCommType::kA2a, config::CpCommType::kP2p));
   EXPECT_EQ(request.training.core_version, config::CoreVersion::kV0_17);
@@ -135,9 +157,9 @@ TEST(MegatronArgsTest, ChecksArchitectureFlagsAgainstTheModel) {
 TEST(MegatronArgsTest, ConvertsLayersPerVirtualStageToVpp) {
   // 94 layers + embedding + loss = 96 slots; p 8, 3 layers per virtual stage -> v = 4 (C16).
   const config::ModelConfig model = LoadPreset("Qwen3-235B-A22B");
-  CliRequest request = Parse({"params", "--pp", "8", "--num-layers-per-virtual-pipeline-stage",
-                              "3", "--account-for-embedding-in-pipeline-split",
-                              "--account-for-loss-in-pipeline-split"});
+  CliRequest request =
+      Parse({"params", "--pp", "8", "--num-layers-per-virtual-pipeline-stage", "3",
+             "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"});
   ApplyModelDependentFlags(model, request);
   EXPECT_EQ(request.training.parallel.virtual_stages, 4);
 }

@@ -3,8 +3,8 @@
 #ifndef TRAINSCOPE_CONFIG_ENUM_NAMES_H_
 #define TRAINSCOPE_CONFIG_ENUM_NAMES_H_
 
-#include <optional>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,9 +37,11 @@ inline constexpr EnumName<CpCommType> kCpCommTypeNames[] = {{CpCommType::kP2p, "
                                                             {CpCommType::kA2a, "a2a"},
                                                             {CpCommType::kA2aP2p, "a2a+p2p"}};
 inline constexpr EnumName<SequenceLayout> kSequenceLayoutNames[] = {
-    {SequenceLayout::kAuto, "auto"}, {SequenceLayout::kThd, "thd"}, {SequenceLayout::kBshd, "bshd"}};
-inline constexpr EnumName<RankOrder> kRankOrderNames[] = {{RankOrder::kTpCpEpDpPp, "tp-cp-ep-dp-pp"},
-                                                          {RankOrder::kTpCpEpPpDp, "tp-cp-ep-pp-dp"}};
+    {SequenceLayout::kAuto, "auto"},
+    {SequenceLayout::kThd, "thd"},
+    {SequenceLayout::kBshd, "bshd"}};
+inline constexpr EnumName<RankOrder> kRankOrderNames[] = {
+    {RankOrder::kTpCpEpDpPp, "tp-cp-ep-dp-pp"}, {RankOrder::kTpCpEpPpDp, "tp-cp-ep-pp-dp"}};
 inline constexpr EnumName<LoadBalancing> kLoadBalancingNames[] = {
     {LoadBalancing::kAuxLoss, "aux_loss"},
     {LoadBalancing::kSeqAuxLoss, "seq_aux_loss"},
@@ -71,8 +73,7 @@ template <typename Enum, size_t N>
 
 // Returns the enum spelled `name` in `table`, or nothing.
 template <typename Enum, size_t N>
-[[nodiscard]] std::optional<Enum> ValueOf(const EnumName<Enum> (&table)[N],
-                                          std::string_view name) {
+[[nodiscard]] std::optional<Enum> ValueOf(const EnumName<Enum> (&table)[N], std::string_view name) {
   for (const EnumName<Enum>& entry : table) {
     if (entry.name == name) return entry.value;
   }

@@ -29,11 +29,11 @@ enum class FfnKind { kDense, kMoe };
 enum class NormKind { kRmsNorm, kZeroCenteredRmsNorm };
 
 struct AttentionConfig {
-  int64_t num_heads = 0;     // query heads (n)
-  int64_t num_kv_heads = 0;  // key/value heads = query groups (g)
-  int64_t head_dim = 0;      // kv_channels (d_h); explicit, may differ from hidden/heads
-  bool qk_norm = false;      // RMSNorm over head_dim on q and k
-  bool output_gate = false;  // gated attention: q_proj also produces a per-head sigmoid gate
+  int64_t num_heads = 0;         // query heads (n)
+  int64_t num_kv_heads = 0;      // key/value heads = query groups (g)
+  int64_t head_dim = 0;          // kv_channels (d_h); explicit, may differ from hidden/heads
+  bool qk_norm = false;          // RMSNorm over head_dim on q and k
+  bool output_gate = false;      // gated attention: q_proj also produces a per-head sigmoid gate
   double rotary_fraction = 1.0;  // share of head_dim that RoPE rotates
   double rope_theta = 10000.0;
 
@@ -53,7 +53,7 @@ struct GdnConfig {
   int64_t conv_kernel = 0;      // K, depthwise causal conv1d over q/k/v
   int64_t chunk_size = 64;      // chunked delta-rule kernel chunk (FLA)
 
-  [[nodiscard]] int64_t KeyWidth() const { return num_key_heads * key_head_dim; }      // qk
+  [[nodiscard]] int64_t KeyWidth() const { return num_key_heads * key_head_dim; }        // qk
   [[nodiscard]] int64_t ValueWidth() const { return num_value_heads * value_head_dim; }  // vd
   [[nodiscard]] int64_t ConvChannels() const { return 2 * KeyWidth() + ValueWidth(); }
   // Output width of Megatron's fused in_proj: [q, k, v, z, beta, alpha].
@@ -64,11 +64,11 @@ struct GdnConfig {
 };
 
 struct MoeConfig {
-  int64_t num_experts = 0;               // E
-  int64_t top_k = 0;                     // k
-  int64_t expert_ffn_hidden_size = 0;    // F_e
+  int64_t num_experts = 0;                    // E
+  int64_t top_k = 0;                          // k
+  int64_t expert_ffn_hidden_size = 0;         // F_e
   int64_t shared_expert_ffn_hidden_size = 0;  // F_s, 0 without a shared expert
-  bool shared_expert_gate = false;       // sigmoid gate [1, H] on the shared expert
+  bool shared_expert_gate = false;            // sigmoid gate [1, H] on the shared expert
   bool norm_topk_prob = true;
   double aux_loss_coef = 0.0;
 
@@ -82,7 +82,7 @@ struct VisionConfig {
   int64_t hidden_size = 0;        // Hv
   int64_t intermediate_size = 0;  // Iv
   int64_t num_heads = 0;
-  int64_t out_hidden_size = 0;    // merger output width
+  int64_t out_hidden_size = 0;  // merger output width
   int64_t patch_size = 0;
   int64_t temporal_patch_size = 0;
   int64_t spatial_merge_size = 0;
@@ -102,17 +102,17 @@ struct LayerSpec {
 struct ModelConfig {
   std::string name;  // preset name or the path it was loaded from
   ModelFamily family = ModelFamily::kQwen3;
-  int64_t hidden_size = 0;         // H
-  int64_t vocab_size = 0;          // V0, unpadded
-  int64_t ffn_hidden_size = 0;     // I, dense SwiGLU width (0 when no layer is dense)
+  int64_t hidden_size = 0;      // H
+  int64_t vocab_size = 0;       // V0, unpadded
+  int64_t ffn_hidden_size = 0;  // I, dense SwiGLU width (0 when no layer is dense)
   bool tied_embeddings = false;
   NormKind norm = NormKind::kRmsNorm;
   int64_t max_position_embeddings = 0;
   AttentionConfig attention;
   GdnConfig gdn;
   MoeConfig moe;
-  std::vector<LayerSpec> layers;   // one entry per decoder layer, in order
-  int64_t num_mtp_layers = 0;      // Qwen3.5 multi-token prediction depth
+  std::vector<LayerSpec> layers;  // one entry per decoder layer, in order
+  int64_t num_mtp_layers = 0;     // Qwen3.5 multi-token prediction depth
   VisionConfig vision;
 
   [[nodiscard]] int64_t NumLayers() const { return static_cast<int64_t>(layers.size()); }

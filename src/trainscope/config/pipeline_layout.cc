@@ -111,8 +111,8 @@ PipelineLayout BuildPipelineLayout(const ModelConfig& model, const TrainingConfi
       chunk.pipeline_rank = r;
       chunk.virtual_chunk = j;
       chunk.first_layer = next_layer;
-      chunk.num_layers = LayersInChunk(r, j, per_rank[static_cast<size_t>(r)], parallel,
-                                       training.split);
+      chunk.num_layers =
+          LayersInChunk(r, j, per_rank[static_cast<size_t>(r)], parallel, training.split);
       next_layer += chunk.num_layers;
       const bool first = r == 0 && j == 0;
       const bool last = r == p - 1 && j == v - 1;

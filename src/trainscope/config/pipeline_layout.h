@@ -17,8 +17,8 @@ namespace trainscope::config {
 struct ModelChunk {
   int64_t pipeline_rank = 0;
   int64_t virtual_chunk = 0;
-  int64_t first_layer = 0;  // global index of its first decoder layer
-  int64_t num_layers = 0;   // decoder layers it builds (may be 0)
+  int64_t first_layer = 0;          // global index of its first decoder layer
+  int64_t num_layers = 0;           // decoder layers it builds (may be 0)
   bool has_embedding = false;       // word embedding (chunk 0 of PP rank 0)
   bool has_lm_head = false;         // final norm, output layer, loss (last chunk of last rank)
   bool has_embedding_copy = false;  // last stage's duplicate word embedding (tied or MTP, p > 1)

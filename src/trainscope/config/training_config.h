@@ -23,14 +23,14 @@ enum class RankOrder {
 };
 
 struct ParallelSizes {
-  int64_t world_size = 1;        // W (--num-gpus)
-  int64_t tensor = 1;            // t
-  int64_t pipeline = 1;          // p
-  int64_t virtual_stages = 1;    // v, model chunks per PP rank (1 = not interleaved)
-  int64_t context = 1;           // c
-  int64_t expert = 1;            // e
-  int64_t expert_tensor = 0;     // u; 0 = unset, Megatron then uses t
-  std::optional<int64_t> data;   // d if the user stated it (--dp); checked against W/(t·p·c)
+  int64_t world_size = 1;       // W (--num-gpus)
+  int64_t tensor = 1;           // t
+  int64_t pipeline = 1;         // p
+  int64_t virtual_stages = 1;   // v, model chunks per PP rank (1 = not interleaved)
+  int64_t context = 1;          // c
+  int64_t expert = 1;           // e
+  int64_t expert_tensor = 0;    // u; 0 = unset, Megatron then uses t
+  std::optional<int64_t> data;  // d if the user stated it (--dp); checked against W/(t·p·c)
   RankOrder order = RankOrder::kTpCpEpDpPp;
 
   [[nodiscard]] int64_t ExpertTensor() const { return expert_tensor > 0 ? expert_tensor : tensor; }
@@ -44,9 +44,9 @@ struct ParallelSizes {
 };
 
 struct BatchConfig {
-  int64_t micro_batch_size = 1;                // b
-  std::optional<int64_t> global_batch_size;    // GBS; unset = b·d (one micro-batch per rank)
-  int64_t seq_length = 4096;                   // s
+  int64_t micro_batch_size = 1;              // b
+  std::optional<int64_t> global_batch_size;  // GBS; unset = b·d (one micro-batch per rank)
+  int64_t seq_length = 4096;                 // s
   // Micro-batches grouped per virtual stage in the interleaved schedule; 0 = default p.
   int64_t microbatch_group_size_per_vp_stage = 0;
   friend bool operator==(const BatchConfig&, const BatchConfig&) = default;
@@ -67,7 +67,7 @@ enum class RecomputeMethod { kNone, kUniform, kBlock };
 struct RecomputeConfig {
   RecomputeGranularity granularity = RecomputeGranularity::kNone;
   RecomputeMethod method = RecomputeMethod::kNone;
-  std::optional<int64_t> num_layers;          // --recompute-num-layers
+  std::optional<int64_t> num_layers;                 // --recompute-num-layers
   std::vector<std::string> modules = {"core_attn"};  // --recompute-modules (selective only)
   bool distribute_saved_activations = false;
   friend bool operator==(const RecomputeConfig&, const RecomputeConfig&) = default;
@@ -128,7 +128,7 @@ enum class CpCommType { kP2p, kAllGather, kA2a, kA2aP2p };
 
 struct ContextParallelConfig {
   std::vector<CpCommType> comm_types = {CpCommType::kP2p};  // one, or one per layer
-  std::vector<int64_t> hierarchical_sizes;  // for a2a+p2p
+  std::vector<int64_t> hierarchical_sizes;                  // for a2a+p2p
   friend bool operator==(const ContextParallelConfig&, const ContextParallelConfig&) = default;
 };
 

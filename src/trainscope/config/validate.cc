@@ -1010,8 +1010,8 @@ SequenceLayout ResolveSequenceLayout(const ModelConfig& model, const TrainingCon
   // Section 7.5 and C32: packed sequences with Gated DeltaNet need core >= 0.18, micro-batch 1
   // and no deterministic mode; auto picks THD only where it is legal.
   const bool packed_forbidden =
-      model.HasGdn() && (IsCore017OrOlder(training) || training.batch.micro_batch_size > 1 ||
-                         training.deterministic);
+      model.HasGdn() &&
+      (IsCore017OrOlder(training) || training.batch.micro_batch_size > 1 || training.deterministic);
   return packed_forbidden ? SequenceLayout::kBshd : SequenceLayout::kThd;
 }
 

@@ -30,9 +30,9 @@ enum class Collective {
 };
 
 struct GemmShape {
-  int64_t m = 0;  // rows of the activation (tokens)
-  int64_t n = 0;  // output features
-  int64_t k = 0;  // input features (reduction)
+  int64_t m = 0;       // rows of the activation (tokens)
+  int64_t n = 0;       // output features
+  int64_t k = 0;       // input features (reduction)
   int64_t groups = 1;  // grouped GEMM: number of local experts sharing the shape
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
@@ -42,20 +42,20 @@ struct Op {
   Phase phase = Phase::kForward;
   int64_t micro_batch = -1;  // -1 for once-per-step ops
   int64_t model_chunk = 0;
-  int64_t layer = -1;        // global decoder layer index; -1 outside decoder layers
-  std::string name;          // e.g. "attention.linear_qkv", "moe.dispatch"
+  int64_t layer = -1;  // global decoder layer index; -1 outside decoder layers
+  std::string name;    // e.g. "attention.linear_qkv", "moe.dispatch"
 
   // Compute ops (collective == kNone).
   int64_t flops = 0;
-  int64_t bytes = 0;         // bytes read + written by the kernel
-  GemmShape gemm;            // set for GEMMs (m == 0 otherwise)
+  int64_t bytes = 0;  // bytes read + written by the kernel
+  GemmShape gemm;     // set for GEMMs (m == 0 otherwise)
 
   // Communication ops.
   Collective collective = Collective::kNone;
   config::GroupKind group = config::GroupKind::kTp;
   int64_t group_size = 1;
   int64_t message_bytes = 0;
-  int64_t peer = -1;         // global peer rank for send / recv
+  int64_t peer = -1;  // global peer rank for send / recv
 
   std::vector<int64_t> deps;  // ids of ops that must finish first
 

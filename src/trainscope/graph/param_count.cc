@@ -141,8 +141,8 @@ std::vector<StageParams> CountParamsPerStage(const ModelConfig& model,
                                              const config::TrainingConfig& training,
                                              const config::PipelineLayout& layout) {
   const config::ParallelSizes& sizes = training.parallel;
-  const int64_t padded_vocab = PaddedVocabSize(model.vocab_size, sizes.tensor,
-                                               training.make_vocab_size_divisible_by);
+  const int64_t padded_vocab =
+      PaddedVocabSize(model.vocab_size, sizes.tensor, training.make_vocab_size_divisible_by);
   std::vector<StageParams> stages;
   for (int64_t r = 0; r < layout.pipeline_size; ++r) {
     StageParams stage{.pipeline_rank = r, .num_ranks = sizes.world_size / layout.pipeline_size};

@@ -30,11 +30,11 @@ struct ParamCounts {
   int64_t text_total = 0;     // embedding + decoder + final norm + untied head
   int64_t non_embedding = 0;  // decoder layers + final norm
   int64_t embedding = 0;
-  int64_t lm_head = 0;        // 0 when tied
-  int64_t active = 0;         // text params one token touches (MTP and vision excluded)
+  int64_t lm_head = 0;  // 0 when tied
+  int64_t active = 0;   // text params one token touches (MTP and vision excluded)
   int64_t mtp = 0;
   int64_t vision = 0;
-  ComponentCounts by_component{};        // indexed by Component; sums to total
+  ComponentCounts by_component{};           // indexed by Component; sums to total
   std::vector<LayerKindCount> layer_kinds;  // in order of first appearance
 };
 
@@ -55,8 +55,7 @@ struct StageParams {
 };
 
 // Megatron's padded vocab: ceil(V / (divisor·t))·divisor·t (vocab_utils.py:58-59).
-[[nodiscard]] int64_t PaddedVocabSize(int64_t vocab_size, int64_t tensor_parallel,
-                                      int64_t divisor);
+[[nodiscard]] int64_t PaddedVocabSize(int64_t vocab_size, int64_t tensor_parallel, int64_t divisor);
 
 // Elements of `tensor` one rank holds. Experts: copies/e experts, split by ETP; others split by
 // TP; vocab-split tensors use the padded vocab.

@@ -20,10 +20,10 @@ void AppendAttention(const ModelConfig& model, std::vector<WeightTensor>& out) {
   out.push_back({"self_attention.linear_qkv.weight", Component::kAttention, qkv_width, h, 1,
                  Split::kColumn, false});
   if (attention.qk_norm) {
-    out.push_back({"self_attention.q_layernorm.weight", Component::kNorms, attention.head_dim, 1,
-                   1, Split::kReplicated, false});
-    out.push_back({"self_attention.k_layernorm.weight", Component::kNorms, attention.head_dim, 1,
-                   1, Split::kReplicated, false});
+    out.push_back({"self_attention.q_layernorm.weight", Component::kNorms, attention.head_dim, 1, 1,
+                   Split::kReplicated, false});
+    out.push_back({"self_attention.k_layernorm.weight", Component::kNorms, attention.head_dim, 1, 1,
+                   Split::kReplicated, false});
   }
   out.push_back({"self_attention.linear_proj.weight", Component::kAttention, h,
                  attention.QueryWidth(), 1, Split::kRow, false});
@@ -35,13 +35,12 @@ void AppendGdn(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const config::GdnConfig& gdn = model.gdn;
   const int64_t h = model.hidden_size;
   out.push_back({"input_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
-  out.push_back(
-      {"self_attention.in_proj.weight", Component::kGdn, gdn.InProjWidth(), h, 1, Split::kColumn,
-       false});
+  out.push_back({"self_attention.in_proj.weight", Component::kGdn, gdn.InProjWidth(), h, 1,
+                 Split::kColumn, false});
   out.push_back({"self_attention.conv1d.weight", Component::kGdn, gdn.ConvChannels(),
                  gdn.conv_kernel, 1, Split::kColumn, false});
-  out.push_back({"self_attention.A_log", Component::kGdn, gdn.num_value_heads, 1, 1,
-                 Split::kColumn, false});
+  out.push_back(
+      {"self_attention.A_log", Component::kGdn, gdn.num_value_heads, 1, 1, Split::kColumn, false});
   out.push_back({"self_attention.dt_bias", Component::kGdn, gdn.num_value_heads, 1, 1,
                  Split::kColumn, false});
   out.push_back({"self_attention.out_norm.weight", Component::kGdn, gdn.value_head_dim, 1, 1,
@@ -56,7 +55,8 @@ void AppendDenseMlp(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const int64_t f = model.ffn_hidden_size;
   out.push_back(
       {"pre_mlp_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
-  out.push_back({"mlp.linear_fc1.weight", Component::kDenseMlp, 2 * f, h, 1, Split::kColumn, false});
+  out.push_back(
+      {"mlp.linear_fc1.weight", Component::kDenseMlp, 2 * f, h, 1, Split::kColumn, false});
   out.push_back({"mlp.linear_fc2.weight", Component::kDenseMlp, h, f, 1, Split::kRow, false});
 }
 
@@ -145,8 +145,8 @@ std::vector<WeightTensor> VisionWeights(const ModelConfig& model) {
   const int64_t hv = vision.hidden_size;
   const int64_t iv = vision.intermediate_size;
   const int64_t merged = hv * vision.spatial_merge_size * vision.spatial_merge_size;
-  const int64_t patch_inputs = vision.in_channels * vision.temporal_patch_size *
-                               vision.patch_size * vision.patch_size;
+  const int64_t patch_inputs =
+      vision.in_channels * vision.temporal_patch_size * vision.patch_size * vision.patch_size;
   const int64_t d = vision.depth;
   const Component c = Component::kVision;
   // qwen-architectures.md §4.7; linears TP-split column/row with column biases split and row
@@ -170,8 +170,7 @@ std::vector<WeightTensor> VisionWeights(const ModelConfig& model) {
       {"vision.merger.linear_fc1.weight", c, merged, merged, 1, Split::kColumn, false},
       {"vision.merger.linear_fc1.bias", c, merged, 1, 1, Split::kColumn, false},
       {"vision.merger.linear_fc2.weight", c, vision.out_hidden_size, merged, 1, Split::kRow, false},
-      {"vision.merger.linear_fc2.bias", c, vision.out_hidden_size, 1, 1, Split::kReplicated,
-       false},
+      {"vision.merger.linear_fc2.bias", c, vision.out_hidden_size, 1, 1, Split::kReplicated, false},
   };
 }
 

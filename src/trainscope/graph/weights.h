@@ -39,13 +39,13 @@ enum class Split {
 };
 
 struct WeightTensor {
-  std::string name;      // Megatron-Core parameter name within its module
+  std::string name;  // Megatron-Core parameter name within its module
   Component component = Component::kNorms;
-  int64_t rows = 0;      // output dimension ([out, in] like PyTorch)
-  int64_t cols = 1;      // input dimension (1 for vectors)
-  int64_t copies = 1;    // identical tensors (E routed experts)
+  int64_t rows = 0;    // output dimension ([out, in] like PyTorch)
+  int64_t cols = 1;    // input dimension (1 for vectors)
+  int64_t copies = 1;  // identical tensors (E routed experts)
   Split split = Split::kReplicated;
-  bool expert = false;   // routed-expert weight: copies divided by EP, split by ETP
+  bool expert = false;  // routed-expert weight: copies divided by EP, split by ETP
 
   // Unsharded element count of all copies. Throws InputError on 64-bit overflow.
   [[nodiscard]] int64_t Numel() const;

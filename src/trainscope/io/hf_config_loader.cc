@@ -27,7 +27,7 @@ constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
 // A JSON object together with its path, for error messages ("text_config.hidden_size").
 struct Node {
   const Json& json;
-  std::string path;      // "" at top level
+  std::string path;  // "" at top level
   const std::string& source;
 
   [[nodiscard]] std::string KeyPath(std::string_view key) const {
@@ -55,9 +55,10 @@ struct Node {
     if (!value.is_number_integer()) {
       Fail(key, fmt::format("expected an integer (got {})", value.dump()));
     }
-    if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(kMaxDimension)) {
-      Fail(key, fmt::format("absurd value (got {}, expected at most {})", value.dump(),
-                            kMaxDimension));
+    if (value.is_number_unsigned() &&
+        value.get<uint64_t>() > static_cast<uint64_t>(kMaxDimension)) {
+      Fail(key,
+           fmt::format("absurd value (got {}, expected at most {})", value.dump(), kMaxDimension));
     }
     const int64_t number = value.get<int64_t>();
     if (number < minimum) {
@@ -77,7 +78,8 @@ struct Node {
   [[nodiscard]] std::optional<bool> OptionalBool(std::string_view key) const {
     if (!Has(key)) return std::nullopt;
     const Json& value = At(key);
-    if (!value.is_boolean()) Fail(key, fmt::format("expected true or false (got {})", value.dump()));
+    if (!value.is_boolean())
+      Fail(key, fmt::format("expected true or false (got {})", value.dump()));
     return value.get<bool>();
   }
   [[nodiscard]] std::string String(std::string_view key) const {
@@ -114,9 +116,8 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
   attention.num_heads = text.PositiveInt("num_attention_heads");
   attention.num_kv_heads = text.IntOr("num_key_value_heads", attention.num_heads, 1);
   if (attention.num_heads % attention.num_kv_heads != 0) {
-    text.Fail("num_key_value_heads",
-              fmt::format("must divide num_attention_heads (got {} and {})",
-                          attention.num_kv_heads, attention.num_heads));
+    text.Fail("num_key_value_heads", fmt::format("must divide num_attention_heads (got {} and {})",
+                                                 attention.num_kv_heads, attention.num_heads));
   }
   if (text.Has("head_dim")) {
     attention.head_dim = text.PositiveInt("head_dim");
@@ -134,9 +135,8 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
   attention.output_gate = IsHybrid(family);
   if (const std::optional<bool> gate = text.OptionalBool("attn_output_gate");
       gate.has_value() && *gate != attention.output_gate) {
-    text.Fail("attn_output_gate",
-              fmt::format("contradicts model_type (got {}, expected {})", *gate,
-                          attention.output_gate));
+    text.Fail("attn_output_gate", fmt::format("contradicts model_type (got {}, expected {})", *gate,
+                                              attention.output_gate));
   }
   if (text.Has("attention_bias") && text.OptionalBool("attention_bias").value_or(false)) {
     text.Fail("attention_bias", "biased attention projections are not supported (got true)");
@@ -158,8 +158,8 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
 // Mixer kind per layer: layer_types when given (checked against full_attention_interval),
 // otherwise layer i is full attention iff (i+1) % full_attention_interval == 0.
 std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t num_layers) {
-  if (!IsHybrid(family)) return std::vector<MixerKind>(static_cast<size_t>(num_layers),
-                                                      MixerKind::kAttention);
+  if (!IsHybrid(family))
+    return std::vector<MixerKind>(static_cast<size_t>(num_layers), MixerKind::kAttention);
   const int64_t interval = text.IntOr("full_attention_interval", 4, 1);
   std::vector<MixerKind> mixers;
   for (int64_t i = 0; i < num_layers; ++i) {
@@ -169,8 +169,8 @@ std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t 
   if (!text.Has("layer_types")) return mixers;
   const Json& types = text.At("layer_types");
   if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers) {
-    text.Fail("layer_types", fmt::format("expected a list of num_hidden_layers = {} entries",
-                                         num_layers));
+    text.Fail("layer_types",
+              fmt::format("expected a list of num_hidden_layers = {} entries", num_layers));
   }
   for (int64_t i = 0; i < num_layers; ++i) {
     const Json& entry = types[static_cast<size_t>(i)];
@@ -235,9 +235,8 @@ std::vector<FfnKind> LoadFfns(const Node& text, ModelFamily family, int64_t num_
     for (const Json& entry : list) {
       if (!entry.is_number_integer() || entry.get<int64_t>() < 0 ||
           entry.get<int64_t>() >= num_layers) {
-        text.Fail("mlp_only_layers",
-                  fmt::format("expected layer indices in [0, {}) (got {})", num_layers,
-                              entry.dump()));
+        text.Fail("mlp_only_layers", fmt::format("expected layer indices in [0, {}) (got {})",
+                                                 num_layers, entry.dump()));
       }
       mlp_only.insert(entry.get<int64_t>());
     }
@@ -318,15 +317,15 @@ ModelConfig BuildModel(const Node& top) {
   model.vocab_size = text.PositiveInt("vocab_size");
   model.max_position_embeddings = text.IntOr("max_position_embeddings", 0, 1);
   model.tied_embeddings = LoadTiedEmbeddings(top, text);
-  model.norm = IsHybrid(*family) ? config::NormKind::kZeroCenteredRmsNorm
-                                 : config::NormKind::kRmsNorm;
+  model.norm =
+      IsHybrid(*family) ? config::NormKind::kZeroCenteredRmsNorm : config::NormKind::kRmsNorm;
   const int64_t num_layers = text.PositiveInt("num_hidden_layers");
   LoadAttention(text, *family, model);
   const std::vector<MixerKind> mixers = LoadMixers(text, *family, num_layers);
   const std::vector<FfnKind> ffns = LoadFfns(text, *family, num_layers);
   for (int64_t i = 0; i < num_layers; ++i) {
-    model.layers.push_back({.mixer = mixers[static_cast<size_t>(i)],
-                            .ffn = ffns[static_cast<size_t>(i)]});
+    model.layers.push_back(
+        {.mixer = mixers[static_cast<size_t>(i)], .ffn = ffns[static_cast<size_t>(i)]});
   }
   if (model.HasMoe()) LoadMoe(text, *family, model);
   if (model.CountLayers(FfnKind::kDense) > 0) {
@@ -345,12 +344,12 @@ ModelConfig ParseHfConfig(std::string_view json_text, const std::string& source)
   try {
     json = Json::parse(json_text);
   } catch (const Json::parse_error& error) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", source, error.byte,
-                                 error.what()));
+    throw InputError(
+        fmt::format("{}: malformed JSON at byte {}: {}", source, error.byte, error.what()));
   }
   if (!json.is_object()) {
-    throw InputError(fmt::format("{}: expected a JSON object at top level (got {})", source,
-                                 json.type_name()));
+    throw InputError(
+        fmt::format("{}: expected a JSON object at top level (got {})", source, json.type_name()));
   }
   ModelConfig model = BuildModel(Node{json, "", source});
   model.name = source;
@@ -371,9 +370,10 @@ ModelConfig LoadPreset(std::string_view name) {
   if (!preset) {
     std::string names;
     for (const std::string& known : PresetNames()) names += (names.empty() ? "" : ", ") + known;
-    throw InputError(fmt::format("--model: unknown model \"{}\" (expected one of {}, or use "
-                                 "--model-config PATH)",
-                                 name, names));
+    throw InputError(
+        fmt::format("--model: unknown model \"{}\" (expected one of {}, or use "
+                    "--model-config PATH)",
+                    name, names));
   }
   return ParseHfConfig(preset->json, std::string(preset->name));
 }

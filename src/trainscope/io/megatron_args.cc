@@ -110,9 +110,8 @@ FlagSpec Choice(std::vector<std::string_view> names, const config::EnumName<Enum
 std::vector<FlagSpec> ParallelFlags() {
   using R = CliRequest;
   return {
-      Count({"--tensor-model-parallel-size", "--tp"}, [](R& r) -> int64_t& {
-        return r.training.parallel.tensor;
-      }),
+      Count({"--tensor-model-parallel-size", "--tp"},
+            [](R& r) -> int64_t& { return r.training.parallel.tensor; }),
       Count({"--pipeline-model-parallel-size", "--pp"},
             [](R& r) -> int64_t& { return r.training.parallel.pipeline; }),
       Count({"--num-virtual-stages-per-pipeline-rank", "--virtual-pipeline-model-parallel-size",
@@ -128,34 +127,37 @@ std::vector<FlagSpec> ParallelFlags() {
             [](R& r) -> int64_t& { return r.training.parallel.expert_tensor; }),
       OptionalCount({"--data-parallel-size", "--dp"},
                     [](R& r) -> std::optional<int64_t>& { return r.training.parallel.data; }),
-      {{"--num-gpus", "--world-size"}, Arity::kOne, true,
+      {{"--num-gpus", "--world-size"},
+       Arity::kOne,
+       true,
        [](R& r, const FlagUse& use) {
          r.training.parallel.world_size = Size(use);
          r.world_size_given = true;
        }},
       Count({"--micro-batch-size", "--mbs"},
             [](R& r) -> int64_t& { return r.training.batch.micro_batch_size; }),
-      OptionalCount({"--global-batch-size", "--gbs"}, [](R& r) -> std::optional<int64_t>& {
-        return r.training.batch.global_batch_size;
-      }),
-      Count({"--seq-length", "--seq"}, [](R& r) -> int64_t& { return r.training.batch.seq_length; }),
-      Count({"--microbatch-group-size-per-virtual-pipeline-stage"}, [](R& r) -> int64_t& {
-        return r.training.batch.microbatch_group_size_per_vp_stage;
-      }),
-      Switch({"--sequence-parallel"}, true, [](R& r) -> bool& {
-        return r.training.sequence_parallel;
-      }),
-      OptionalCount({"--decoder-first-pipeline-num-layers"}, [](R& r) -> std::optional<int64_t>& {
-        return r.training.split.first_stage_layers;
-      }),
-      OptionalCount({"--decoder-last-pipeline-num-layers"}, [](R& r) -> std::optional<int64_t>& {
-        return r.training.split.last_stage_layers;
-      }),
+      OptionalCount(
+          {"--global-batch-size", "--gbs"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.batch.global_batch_size; }),
+      Count({"--seq-length", "--seq"},
+            [](R& r) -> int64_t& { return r.training.batch.seq_length; }),
+      Count({"--microbatch-group-size-per-virtual-pipeline-stage"},
+            [](R& r) -> int64_t& { return r.training.batch.microbatch_group_size_per_vp_stage; }),
+      Switch({"--sequence-parallel"}, true,
+             [](R& r) -> bool& { return r.training.sequence_parallel; }),
+      OptionalCount(
+          {"--decoder-first-pipeline-num-layers"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.split.first_stage_layers; }),
+      OptionalCount(
+          {"--decoder-last-pipeline-num-layers"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.split.last_stage_layers; }),
       Switch({"--account-for-embedding-in-pipeline-split"}, true,
              [](R& r) -> bool& { return r.training.split.account_for_embedding; }),
       Switch({"--account-for-loss-in-pipeline-split"}, true,
              [](R& r) -> bool& { return r.training.split.account_for_loss; }),
-      {{"--use-tp-pp-dp-mapping"}, Arity::kNone, true,
+      {{"--use-tp-pp-dp-mapping"},
+       Arity::kNone,
+       true,
        [](R& r, const FlagUse&) { r.training.parallel.order = config::RankOrder::kTpCpEpPpDp; }},
   };
 }
@@ -163,31 +165,39 @@ std::vector<FlagSpec> ParallelFlags() {
 std::vector<FlagSpec> TrainingFlags() {
   using R = CliRequest;
   return {
-      {{"--cp-comm-type"}, Arity::kList, true,
+      {{"--cp-comm-type"},
+       Arity::kList,
+       true,
        [](R& r, const FlagUse& use) {
          r.training.context.comm_types.clear();
          for (const std::string& value : use.values) {
-           r.training.context.comm_types.push_back(
-               ParseEnum(use, value, config::kCpCommTypeNames));
+           r.training.context.comm_types.push_back(ParseEnum(use, value, config::kCpCommTypeNames));
          }
        }},
-      {{"--hierarchical-context-parallel-sizes"}, Arity::kList, true,
+      {{"--hierarchical-context-parallel-sizes"},
+       Arity::kList,
+       true,
        [](R& r, const FlagUse& use) {
          r.training.context.hierarchical_sizes.clear();
          for (const std::string& value : use.values) {
            r.training.context.hierarchical_sizes.push_back(ParseInteger(use, value, 1));
          }
        }},
-      Choice({"--recompute-granularity"}, config::kRecomputeGranularityNames,
-             [](R& r) -> config::RecomputeGranularity& { return r.training.recompute.granularity; }),
+      Choice(
+          {"--recompute-granularity"}, config::kRecomputeGranularityNames,
+          [](R& r) -> config::RecomputeGranularity& { return r.training.recompute.granularity; }),
       Choice({"--recompute-method"}, config::kRecomputeMethodNames,
              [](R& r) -> config::RecomputeMethod& { return r.training.recompute.method; }),
-      OptionalCount({"--recompute-num-layers"}, [](R& r) -> std::optional<int64_t>& {
-        return r.training.recompute.num_layers;
-      }),
-      {{"--recompute-modules"}, Arity::kList, true,
+      OptionalCount(
+          {"--recompute-num-layers"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.recompute.num_layers; }),
+      {{"--recompute-modules"},
+       Arity::kList,
+       true,
        [](R& r, const FlagUse& use) { r.training.recompute.modules = use.values; }},
-      {{"--recompute-activations"}, Arity::kNone, true,
+      {{"--recompute-activations"},
+       Arity::kNone,
+       true,
        [](R& r, const FlagUse&) {
          r.training.recompute.granularity = config::RecomputeGranularity::kSelective;
        }},
@@ -195,8 +205,11 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> bool& { return r.training.recompute.distribute_saved_activations; }),
       Choice({"--moe-token-dispatcher-type"}, config::kDispatcherNames,
              [](R& r) -> config::TokenDispatcher& { return r.training.moe.dispatcher; }),
-      Switch({"--moe-grouped-gemm"}, true, [](R& r) -> bool& { return r.training.moe.grouped_gemm; }),
-      {{"--moe-expert-capacity-factor"}, Arity::kOne, true,
+      Switch({"--moe-grouped-gemm"}, true,
+             [](R& r) -> bool& { return r.training.moe.grouped_gemm; }),
+      {{"--moe-expert-capacity-factor"},
+       Arity::kOne,
+       true,
        [](R& r, const FlagUse& use) { r.training.moe.capacity_factor = ParsePositiveNumber(use); }},
       Switch({"--moe-pad-expert-input-to-capacity"}, true,
              [](R& r) -> bool& { return r.training.moe.pad_expert_input_to_capacity; }),
@@ -208,12 +221,17 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> bool& { return r.training.moe.shared_expert_overlap; }),
       Switch({"--overlap-moe-expert-parallel-comm"}, true,
              [](R& r) -> bool& { return r.training.moe.overlap_expert_parallel_comm; }),
-      Switch({"--moe-enable-deepep"}, true, [](R& r) -> bool& { return r.training.moe.enable_deepep; }),
+      Switch({"--moe-enable-deepep"}, true,
+             [](R& r) -> bool& { return r.training.moe.enable_deepep; }),
       Switch({"--moe-router-enable-expert-bias"}, true,
              [](R& r) -> bool& { return r.training.moe.router_enable_expert_bias; }),
-      {{"--bf16"}, Arity::kNone, true,
+      {{"--bf16"},
+       Arity::kNone,
+       true,
        [](R& r, const FlagUse&) { r.training.precision.params = config::ParamDtype::kBf16; }},
-      {{"--fp16"}, Arity::kNone, true,
+      {{"--fp16"},
+       Arity::kNone,
+       true,
        [](R& r, const FlagUse&) { r.training.precision.params = config::ParamDtype::kFp16; }},
       Choice({"--fp8-format"}, config::kFp8FormatNames,
              [](R& r) -> config::Fp8Format& { return r.training.precision.fp8; }),
@@ -221,8 +239,9 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> config::Fp8Recipe& { return r.training.precision.fp8_recipe; }),
       Switch({"--accumulate-allreduce-grads-in-fp32"}, true,
              [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }),
-      Switch({"--grad-reduce-in-bf16"}, true,
-             [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }, false),
+      Switch(
+          {"--grad-reduce-in-bf16"}, true,
+          [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }, false),
       Switch({"--use-distributed-optimizer"}, true,
              [](R& r) -> bool& { return r.training.data_parallel.distributed_optimizer; }),
       Switch({"--use-megatron-fsdp"}, true,
@@ -235,18 +254,22 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> bool& { return r.training.data_parallel.overlap_grad_reduce; }),
       Switch({"--overlap-param-gather"}, true,
              [](R& r) -> bool& { return r.training.data_parallel.overlap_param_gather; }),
-      OptionalCount({"--ddp-bucket-size"}, [](R& r) -> std::optional<int64_t>& {
-        return r.training.data_parallel.bucket_size_params;
-      }),
-      Switch({"--tp-comm-overlap"}, true, [](R& r) -> bool& { return r.training.overlap.tp_comm_overlap; }),
+      OptionalCount({"--ddp-bucket-size"},
+                    [](R& r) -> std::optional<int64_t>& {
+                      return r.training.data_parallel.bucket_size_params;
+                    }),
+      Switch({"--tp-comm-overlap"}, true,
+             [](R& r) -> bool& { return r.training.overlap.tp_comm_overlap; }),
       Switch({"--overlap-p2p-communication"}, true,
              [](R& r) -> bool& { return r.training.overlap.overlap_p2p_comm; }),
-      Switch({"--no-overlap-p2p-communication"}, true,
-             [](R& r) -> bool& { return r.training.overlap.overlap_p2p_comm; }, false),
+      Switch(
+          {"--no-overlap-p2p-communication"}, true,
+          [](R& r) -> bool& { return r.training.overlap.overlap_p2p_comm; }, false),
       Count({"--make-vocab-size-divisible-by"},
             [](R& r) -> int64_t& { return r.training.make_vocab_size_divisible_by; }),
       Switch({"--cpu-offloading"}, true, [](R& r) -> bool& { return r.training.cpu_offloading; }),
-      Switch({"--deterministic-mode"}, true, [](R& r) -> bool& { return r.training.deterministic; }),
+      Switch({"--deterministic-mode"}, true,
+             [](R& r) -> bool& { return r.training.deterministic; }),
       Choice({"--megatron-core"}, config::kCoreVersionNames,
              [](R& r) -> config::CoreVersion& { return r.training.core_version; }),
       Choice({"--sequence-layout"}, config::kSequenceLayoutNames,
@@ -257,61 +280,172 @@ std::vector<FlagSpec> TrainingFlags() {
 std::vector<FlagSpec> ToolFlags() {
   using R = CliRequest;
   return {
-      {{"--model"}, Arity::kOne, false,
+      {{"--model"},
+       Arity::kOne,
+       false,
        [](R& r, const FlagUse& use) { r.model_name = use.values.front(); }},
-      {{"--model-config"}, Arity::kOne, false,
+      {{"--model-config"},
+       Arity::kOne,
+       false,
        [](R& r, const FlagUse& use) { r.model_config_path = use.values.front(); }},
       Switch({"--json"}, false, [](R& r) -> bool& { return r.json; }),
-      {{"--rank"}, Arity::kOne, false,
+      {{"--rank"},
+       Arity::kOne,
+       false,
        [](R& r, const FlagUse& use) { r.rank = ParseInteger(use, use.values.front(), 0); }},
-      {{"--output", "-o"}, Arity::kOne, false,
+      {{"--output", "-o"},
+       Arity::kOne,
+       false,
        [](R& r, const FlagUse& use) { r.output_path = use.values.front(); }},
+      {{"--format"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         // aicb and simai exporters are not built yet; json is the only format so far.
+         if (use.values.front() != "json") {
+           throw UsageError(
+               fmt::format("--format: unknown value \"{}\" (expected json)", use.values.front()));
+         }
+         r.format = use.values.front();
+       }},
+      Switch({"--summary"}, false, [](R& r) -> bool& { return r.summary; }),
   };
 }
 
 // Megatron architecture flags: checked against the model, never applied over it.
 constexpr std::string_view kArchitectureFlags[] = {
-    "--num-layers",          "--hidden-size",      "--ffn-hidden-size",
-    "--num-attention-heads", "--num-query-groups", "--kv-channels",
-    "--num-experts",         "--moe-router-topk",  "--moe-ffn-hidden-size",
-    "--moe-shared-expert-intermediate-size", "--mtp-num-layers", "--max-position-embeddings",
+    "--num-layers",          "--hidden-size",
+    "--ffn-hidden-size",     "--num-attention-heads",
+    "--num-query-groups",    "--kv-channels",
+    "--num-experts",         "--moe-router-topk",
+    "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
+    "--mtp-num-layers",      "--max-position-embeddings",
 };
 
 // Megatron-LM flags that do not change what trainscope models: accepted, reported as ignored.
 // Their values (any tokens up to the next "--" flag) are skipped.
 constexpr std::string_view kIgnoredFlags[] = {
-    "--lr", "--min-lr", "--lr-decay-style", "--lr-warmup-iters", "--lr-warmup-fraction",
-    "--lr-decay-iters", "--lr-warmup-init", "--train-iters", "--train-samples", "--weight-decay",
-    "--start-weight-decay", "--end-weight-decay", "--weight-decay-incr-style", "--clip-grad",
-    "--adam-beta1", "--adam-beta2", "--adam-eps", "--optimizer", "--init-method-std", "--save",
-    "--load", "--save-interval", "--eval-interval", "--eval-iters", "--log-interval",
-    "--data-path", "--split", "--tokenizer-type", "--tokenizer-model", "--vocab-file",
-    "--merge-file", "--seed", "--tensorboard-dir", "--wandb-project", "--wandb-exp-name",
-    "--exit-interval", "--exit-duration-in-mins", "--attention-dropout", "--hidden-dropout",
-    "--position-embedding-type", "--rotary-base", "--rotary-percent", "--norm-epsilon",
-    "--normalization", "--distributed-backend", "--distributed-timeout-minutes",
-    "--transformer-impl", "--attention-backend", "--moe-router-topk-scaling-factor",
-    "--moe-aux-loss-coeff", "--moe-z-loss-coeff", "--moe-router-score-function",
-    "--moe-layer-freq", "--moe-token-drop-policy", "--moe-router-pre-softmax",
-    "--moe-permute-fusion", "--moe-router-fusion", "--num-workers", "--data-cache-path",
-    "--dataloader-type", "--qk-layernorm", "--swiglu", "--untie-embeddings-and-output-weights",
-    "--disable-bias-linear", "--use-flash-attn", "--use-mcore-models", "--group-query-attention",
-    "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-dropout-fusion",
-    "--no-bias-swiglu-fusion", "--use-rotary-position-embeddings", "--no-position-embedding",
-    "--manual-gc", "--manual-gc-interval", "--no-gradient-accumulation-fusion",
-    "--cross-entropy-loss-fusion", "--no-rope-fusion", "--log-throughput", "--timing-log-level",
-    "--ckpt-format", "--auto-detect-ckpt-format", "--no-save-optim", "--no-load-optim",
-    "--no-save-rng", "--no-load-rng", "--finetune", "--mock-data", "--use-checkpoint-args",
-    "--no-create-attention-mask-in-dataloader", "--eod-mask-loss",
-    "--rotary-seq-len-interpolation-factor", "--attention-softmax-in-fp32", "--tokenizer-path",
-    "--log-timers-to-tensorboard", "--log-memory-to-tensorboard", "--log-params-norm",
-    "--log-num-zeros-in-grad", "--tensorboard-log-interval", "--profile", "--profile-step-start",
-    "--profile-step-end", "--use-pytorch-profiler", "--calculate-per-token-loss",
-    "--kv-lora-rank", "--qk-layernorm-weight-decay", "--vocab-size", "--num-dataset-builder-threads",
-    "--exit-signal-handler", "--use-dist-ckpt", "--dist-ckpt-strictness", "--no-check-for-nan-in-loss-and-grad",
-    "--async-save", "--ckpt-fully-parallel-save", "--ckpt-fully-parallel-load",
-    "--moe-per-layer-logging", "--no-async-tensor-model-parallel-allreduce",
-    "--apply-layernorm-1p", "--rotary-interleaved", "--no-persist-layer-norm", "--init-method-xavier-uniform",
+    "--lr",
+    "--min-lr",
+    "--lr-decay-style",
+    "--lr-warmup-iters",
+    "--lr-warmup-fraction",
+    "--lr-decay-iters",
+    "--lr-warmup-init",
+    "--train-iters",
+    "--train-samples",
+    "--weight-decay",
+    "--start-weight-decay",
+    "--end-weight-decay",
+    "--weight-decay-incr-style",
+    "--clip-grad",
+    "--adam-beta1",
+    "--adam-beta2",
+    "--adam-eps",
+    "--optimizer",
+    "--init-method-std",
+    "--save",
+    "--load",
+    "--save-interval",
+    "--eval-interval",
+    "--eval-iters",
+    "--log-interval",
+    "--data-path",
+    "--split",
+    "--tokenizer-type",
+    "--tokenizer-model",
+    "--vocab-file",
+    "--merge-file",
+    "--seed",
+    "--tensorboard-dir",
+    "--wandb-project",
+    "--wandb-exp-name",
+    "--exit-interval",
+    "--exit-duration-in-mins",
+    "--attention-dropout",
+    "--hidden-dropout",
+    "--position-embedding-type",
+    "--rotary-base",
+    "--rotary-percent",
+    "--norm-epsilon",
+    "--normalization",
+    "--distributed-backend",
+    "--distributed-timeout-minutes",
+    "--transformer-impl",
+    "--attention-backend",
+    "--moe-router-topk-scaling-factor",
+    "--moe-aux-loss-coeff",
+    "--moe-z-loss-coeff",
+    "--moe-router-score-function",
+    "--moe-layer-freq",
+    "--moe-token-drop-policy",
+    "--moe-router-pre-softmax",
+    "--moe-permute-fusion",
+    "--moe-router-fusion",
+    "--num-workers",
+    "--data-cache-path",
+    "--dataloader-type",
+    "--qk-layernorm",
+    "--swiglu",
+    "--untie-embeddings-and-output-weights",
+    "--disable-bias-linear",
+    "--use-flash-attn",
+    "--use-mcore-models",
+    "--group-query-attention",
+    "--no-masked-softmax-fusion",
+    "--no-bias-gelu-fusion",
+    "--no-bias-dropout-fusion",
+    "--no-bias-swiglu-fusion",
+    "--use-rotary-position-embeddings",
+    "--no-position-embedding",
+    "--manual-gc",
+    "--manual-gc-interval",
+    "--no-gradient-accumulation-fusion",
+    "--cross-entropy-loss-fusion",
+    "--no-rope-fusion",
+    "--log-throughput",
+    "--timing-log-level",
+    "--ckpt-format",
+    "--auto-detect-ckpt-format",
+    "--no-save-optim",
+    "--no-load-optim",
+    "--no-save-rng",
+    "--no-load-rng",
+    "--finetune",
+    "--mock-data",
+    "--use-checkpoint-args",
+    "--no-create-attention-mask-in-dataloader",
+    "--eod-mask-loss",
+    "--rotary-seq-len-interpolation-factor",
+    "--attention-softmax-in-fp32",
+    "--tokenizer-path",
+    "--log-timers-to-tensorboard",
+    "--log-memory-to-tensorboard",
+    "--log-params-norm",
+    "--log-num-zeros-in-grad",
+    "--tensorboard-log-interval",
+    "--profile",
+    "--profile-step-start",
+    "--profile-step-end",
+    "--use-pytorch-profiler",
+    "--calculate-per-token-loss",
+    "--kv-lora-rank",
+    "--qk-layernorm-weight-decay",
+    "--vocab-size",
+    "--num-dataset-builder-threads",
+    "--exit-signal-handler",
+    "--use-dist-ckpt",
+    "--dist-ckpt-strictness",
+    "--no-check-for-nan-in-loss-and-grad",
+    "--async-save",
+    "--ckpt-fully-parallel-save",
+    "--ckpt-fully-parallel-load",
+    "--moe-per-layer-logging",
+    "--no-async-tensor-model-parallel-allreduce",
+    "--apply-layernorm-1p",
+    "--rotary-interleaved",
+    "--no-persist-layer-norm",
+    "--init-method-xavier-uniform",
 };
 
 std::vector<FlagSpec> AllFlags() {
@@ -430,8 +564,8 @@ void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& requ
   for (const ArchitectureFlag& flag : request.architecture_flags) {
     const int64_t expected = ModelValue(model, flag.flag);
     if (flag.value != expected) {
-      throw InputError(fmt::format("{}: contradicts model {} (got {}, the model has {})",
-                                   flag.flag, model.name, flag.value, expected));
+      throw InputError(fmt::format("{}: contradicts model {} (got {}, the model has {})", flag.flag,
+                                   model.name, flag.value, expected));
     }
   }
   if (!request.layers_per_virtual_stage) return;
@@ -441,10 +575,10 @@ void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& requ
                         (training.split.account_for_loss ? 1 : 0);
   const int64_t per_stage = *request.layers_per_virtual_stage * training.parallel.pipeline;
   if (slots % per_stage != 0) {
-    throw InputError(fmt::format(
-        "--num-layers-per-virtual-pipeline-stage: {} layer slots are not divisible by "
-        "{} layers per virtual stage x {} pipeline stages",
-        slots, *request.layers_per_virtual_stage, training.parallel.pipeline));
+    throw InputError(
+        fmt::format("--num-layers-per-virtual-pipeline-stage: {} layer slots are not divisible by "
+                    "{} layers per virtual stage x {} pipeline stages",
+                    slots, *request.layers_per_virtual_stage, training.parallel.pipeline));
   }
   training.parallel.virtual_stages = slots / per_stage;
 }
@@ -456,6 +590,8 @@ commands:
   params     exact parameter counts; per-rank counts when parallel flags are given
   validate   check a Megatron-Core configuration; summary of the layout or every violated rule
   groups     ranks of every TP, CP, DP, DP-CP, PP, EP, ETP, expert-DP, embedding group
+  workload   every compute and communication op of one rank's training step
+             (--rank R, --format json, or --summary [--json])
   presets    list the built-in models
   help       this text
 
@@ -463,7 +599,7 @@ common flags:
   --model NAME          built-in preset (Hugging Face name, e.g. Qwen/Qwen3.5-35B-A3B)
   --model-config PATH   any Hugging Face config.json of a supported family
   --json                machine-readable output
-  --rank R              (groups) only the groups containing rank R
+  --rank R              (groups) only the groups containing rank R; (workload) the rank
   -o, --output PATH     write the output to PATH (atomically) instead of stdout
 
 parallel and training flags: Megatron-LM names verbatim (--tensor-model-parallel-size,

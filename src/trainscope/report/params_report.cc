@@ -13,10 +13,9 @@ using graph::Component;
 using Json = nlohmann::ordered_json;
 
 constexpr Component kAllComponents[] = {
-    Component::kEmbedding,     Component::kLmHead,        Component::kAttention,
-    Component::kGdn,           Component::kDenseMlp,      Component::kRoutedExperts,
-    Component::kSharedExperts, Component::kRouter,        Component::kNorms,
-    Component::kMtp,           Component::kVision,
+    Component::kEmbedding, Component::kLmHead,        Component::kAttention,     Component::kGdn,
+    Component::kDenseMlp,  Component::kRoutedExperts, Component::kSharedExperts, Component::kRouter,
+    Component::kNorms,     Component::kMtp,           Component::kVision,
 };
 
 int64_t At(const graph::ComponentCounts& counts, Component component) {
@@ -49,8 +48,7 @@ Json StageJson(const graph::StageParams& stage) {
 std::string ParallelSummary(const config::TrainingConfig& training) {
   const config::ParallelSizes& p = training.parallel;
   return fmt::format("W={} tp={} pp={} vpp={} cp={} ep={} etp={} dp={}", p.world_size, p.tensor,
-                     p.pipeline, p.virtual_stages, p.context, p.expert, p.ExpertTensor(),
-                     p.Data());
+                     p.pipeline, p.virtual_stages, p.context, p.expert, p.ExpertTensor(), p.Data());
 }
 
 }  // namespace
@@ -79,9 +77,8 @@ std::string RenderParamsJson(const ParamsReportInput& input) {
   out["layer_kinds"] = kinds;
   if (!input.stages.empty()) {
     const config::ParallelSizes& p = input.training.parallel;
-    out["parallel"] = {{"world_size", p.world_size}, {"tp", p.tensor},
-                       {"pp", p.pipeline},           {"vpp", p.virtual_stages},
-                       {"cp", p.context},            {"ep", p.expert},
+    out["parallel"] = {{"world_size", p.world_size}, {"tp", p.tensor},  {"pp", p.pipeline},
+                       {"vpp", p.virtual_stages},    {"cp", p.context}, {"ep", p.expert},
                        {"etp", p.ExpertTensor()},    {"dp", p.Data()}};
     Json per_rank = Json::array();
     for (const graph::StageParams& stage : input.stages) per_rank.push_back(StageJson(stage));
@@ -112,8 +109,8 @@ std::string RenderParamsText(const ParamsReportInput& input) {
     line(graph::ToString(component), At(c.by_component, component));
   }
   out += "\nby layer kind\n";
-  out += fmt::format("  {:<30}{:>7}{:>22}{:>22}\n", "kind", "layers", "params/layer",
-                     "active/layer");
+  out +=
+      fmt::format("  {:<30}{:>7}{:>22}{:>22}\n", "kind", "layers", "params/layer", "active/layer");
   for (const graph::LayerKindCount& kind : c.layer_kinds) {
     out += fmt::format("  {:<30}{:>7}{:>22}{:>22}\n", LayerKindName(kind.kind), kind.num_layers,
                        WithThousands(kind.params_per_layer),
