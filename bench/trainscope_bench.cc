@@ -1,12 +1,73 @@
+// Google Benchmark target: the engine must stay interactive at 100k-GPU scale. Run
+// build/trainscope_bench; figures are reported in the closing notes, never asserted in tests.
 #include <benchmark/benchmark.h>
 
+#include "trainscope/config/pipeline_layout.h"
+#include "trainscope/config/rank_mapping.h"
+#include "trainscope/config/validate.h"
+#include "trainscope/graph/param_count.h"
+#include "trainscope/graph/step_graph.h"
 #include "trainscope/io/hf_config_loader.h"
 
-static void BM_LoadPreset(benchmark::State& state) {
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(trainscope::io::LoadPreset("Qwen3.5-397B-A17B"));
-  }
+namespace trainscope {
+namespace {
+
+// Qwen3.5-397B-A17B on 4,096 GPUs: TP2 PP4 EP32 ETP1 SP, GBS 1024, alltoall dispatcher.
+config::TrainingConfig LargeMoeConfig() {
+  config::TrainingConfig training;
+  training.parallel = {
+      .world_size = 4096, .tensor = 2, .pipeline = 4, .expert = 32, .expert_tensor = 1};
+  training.sequence_parallel = true;
+  training.batch = {.micro_batch_size = 1, .global_batch_size = 1024, .seq_length = 4096};
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.moe.grouped_gemm = true;
+  training.data_parallel.distributed_optimizer = true;
+  return training;
+}
+
+void BM_LoadPreset(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(io::LoadPreset("Qwen3.5-397B-A17B"));
 }
 BENCHMARK(BM_LoadPreset);
+
+void BM_ValidateLargeMoe(benchmark::State& state) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
+  const config::TrainingConfig training = LargeMoeConfig();
+  for (auto _ : state) benchmark::DoNotOptimize(config::Validate(model, training));
+}
+BENCHMARK(BM_ValidateLargeMoe);
+
+void BM_ParamsPerStage(benchmark::State& state) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
+  const config::TrainingConfig training = LargeMoeConfig();
+  for (auto _ : state) {
+    const config::PipelineLayout layout = config::BuildPipelineLayout(model, training);
+    benchmark::DoNotOptimize(graph::CountParamsPerStage(model, training, layout));
+  }
+}
+BENCHMARK(BM_ParamsPerStage);
+
+// Group lookups in a 131,072-GPU world (TP8 PP16 EP64 ETP1).
+void BM_RankMappingGroupOf(benchmark::State& state) {
+  const config::RankMapping mapping(config::ParallelSizes{
+      .world_size = 131072, .tensor = 8, .pipeline = 16, .expert = 64, .expert_tensor = 1});
+  int64_t rank = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(mapping.GroupOf(config::GroupKind::kDpCp, rank));
+    benchmark::DoNotOptimize(mapping.GroupOf(config::GroupKind::kEp, rank));
+    rank = (rank + 7919) % 131072;
+  }
+}
+BENCHMARK(BM_RankMappingGroupOf);
+
+void BM_BuildStepGraphLargeMoe(benchmark::State& state) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
+  const config::TrainingConfig training = LargeMoeConfig();
+  for (auto _ : state) benchmark::DoNotOptimize(graph::BuildStepGraph(model, training, 4095));
+}
+BENCHMARK(BM_BuildStepGraphLargeMoe)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace trainscope
 
 BENCHMARK_MAIN();

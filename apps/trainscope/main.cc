@@ -12,6 +12,7 @@
 #include "trainscope/config/validate.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/param_count.h"
+#include "trainscope/graph/step_graph.h"
 #include "trainscope/io/atomic_write.h"
 #include "trainscope/io/hf_config_loader.h"
 #include "trainscope/io/megatron_args.h"
@@ -19,6 +20,7 @@
 #include "trainscope/report/groups_report.h"
 #include "trainscope/report/params_report.h"
 #include "trainscope/report/validate_report.h"
+#include "trainscope/report/workload_report.h"
 
 namespace trainscope {
 namespace {
@@ -33,8 +35,8 @@ config::ModelConfig LoadModel(const io::CliRequest& request) {
   }
   if (request.model_config_path) return io::LoadModelConfigFile(*request.model_config_path);
   if (request.model_name) return io::LoadPreset(*request.model_name);
-  throw UsageError(fmt::format("command {} needs --model NAME or --model-config PATH",
-                               request.command));
+  throw UsageError(
+      fmt::format("command {} needs --model NAME or --model-config PATH", request.command));
 }
 
 // Writes `text` to the --output file atomically, or to stdout.
@@ -86,6 +88,25 @@ std::string RenderGroups(const io::CliRequest& request) {
                       : report::RenderGroupsText(mapping, request.rank);
 }
 
+std::string RenderWorkload(const io::CliRequest& request, const config::ModelConfig& model) {
+  const int64_t rank = request.rank.value_or(0);
+  if (rank >= request.training.parallel.world_size) {
+    throw UsageError(fmt::format("--rank: must be below the world size {} (got {})",
+                                 request.training.parallel.world_size, rank));
+  }
+  const graph::StepGraph graph = graph::BuildStepGraph(model, request.training, rank);
+  const int64_t flops = graph::MegatronModelFlopsPerStep(model, request.training);
+  if (!request.summary) return report::RenderWorkloadJson(graph, flops);
+  return request.json ? report::RenderWorkloadSummaryJson(graph, flops)
+                      : report::RenderWorkloadSummaryText(graph, flops);
+}
+
+std::string RenderCommand(const io::CliRequest& request, const config::ModelConfig& model) {
+  if (request.command == "params") return RenderParams(request, model);
+  if (request.command == "groups") return RenderGroups(request);
+  return RenderWorkload(request, model);
+}
+
 int Run(const std::vector<std::string>& args) {
   io::CliRequest request = io::ParseCommandLine(args);
   if (request.command == "help") {
@@ -96,8 +117,8 @@ int Run(const std::vector<std::string>& args) {
     Emit(request, RenderPresets(request.json));
     return kExitOk;
   }
-  if (request.command != "params" && request.command != "validate" &&
-      request.command != "groups") {
+  if (request.command != "params" && request.command != "validate" && request.command != "groups" &&
+      request.command != "workload") {
     throw UsageError(fmt::format("unknown command \"{}\"", request.command));
   }
   const config::ModelConfig model = LoadModel(request);
@@ -113,7 +134,7 @@ int Run(const std::vector<std::string>& args) {
     std::cerr << report::RenderValidationText(model, request.training, result);
     return kExitBadInput;
   }
-  Emit(request, request.command == "params" ? RenderParams(request, model) : RenderGroups(request));
+  Emit(request, RenderCommand(request, model));
   return kExitOk;
 }
 

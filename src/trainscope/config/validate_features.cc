@@ -1,0 +1,200 @@
+// Validator rules on model features: context parallelism (communication types, hierarchical
+// sizes, a2a head splits) and Gated DeltaNet (dimensions, head splits, core-version and FP8
+// rules), following megatron-semantics.md sections 6, 7 and 10.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainscope/config/validate_rules.h"
+
+namespace trainscope::config::internal {
+namespace {
+
+bool UsesCommType(const TrainingConfig& training, CpCommType type) {
+  const std::vector<CpCommType>& types = training.context.comm_types;
+  return std::find(types.begin(), types.end(), type) != types.end();
+}
+
+// C27: a2a+p2p needs hierarchical sizes, and given sizes multiply to c (arguments.py:580-585).
+// Returns whether the sizes are usable.
+bool CheckHierarchicalSizes(const TrainingConfig& training, ValidationResult& result) {
+  const std::vector<int64_t>& sizes = training.context.hierarchical_sizes;
+  const bool needed = UsesCommType(training, CpCommType::kA2aP2p);
+  if (!needed && sizes.empty()) return true;
+  const int64_t product =
+      std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<int64_t>());
+  if (!sizes.empty() && product == training.parallel.context) return true;
+  AddError(result, "C27", {kHierCp, kCpCommType, kCp},
+           sizes.empty() ? std::string("--hierarchical-context-parallel-sizes: must be set when "
+                                       "--cp-comm-type includes a2a+p2p")
+                         : fmt::format("--hierarchical-context-parallel-sizes {}: product {} "
+                                       "differs from --context-parallel-size {}",
+                                       fmt::join(sizes, " "), product, training.parallel.context),
+           fmt::format("give --hierarchical-context-parallel-sizes A B with A·B = {} (A = a2a "
+                       "group, B = p2p group)",
+                       training.parallel.context));
+  return false;
+}
+
+// C25: the a2a (Ulysses) group must divide the local query and key/value heads.
+void CheckA2aHeads(const ModelConfig& model, const TrainingConfig& training, int64_t group,
+                   const char* comm_type, ValidationResult& result) {
+  const int64_t t = training.parallel.tensor;
+  const int64_t n = model.attention.num_heads;
+  const int64_t g = model.attention.num_kv_heads;
+  if (n % t != 0 || group <= 1) return;  // C4 reports the TP split
+  const int64_t local_heads = n / t;
+  const int64_t local_kv_heads = std::max<int64_t>(1, g / t);
+  if (local_heads % group == 0 && local_kv_heads % group == 0) return;
+  AddError(
+      result, "C25", {kCpCommType, kCp, kTp},
+      fmt::format("--cp-comm-type {}: the a2a group of {} ranks must divide the {} query heads "
+                  "and {} key/value heads per tensor-parallel rank",
+                  comm_type, group, local_heads, local_kv_heads),
+      fmt::format("use --cp-comm-type p2p, or an a2a group size among {}",
+                  JoinChoices(Divisors(std::gcd(local_heads, local_kv_heads)))));
+}
+
+// C28: the Gated DeltaNet dimensions are set (transformer_config.py:1470-1497). Returns whether
+// they are, so that the rules dividing by them can run.
+bool CheckGdnDims(const GdnConfig& gdn, ValidationResult& result) {
+  const std::pair<const char*, int64_t> dims[] = {{kGdnConv, gdn.conv_kernel},
+                                                  {kGdnKeyDim, gdn.key_head_dim},
+                                                  {kGdnValueDim, gdn.value_head_dim},
+                                                  {kGdnKeyHeads, gdn.num_key_heads},
+                                                  {kGdnValueHeads, gdn.num_value_heads}};
+  bool ok = true;
+  for (const auto& [flag, value] : dims) {
+    if (value > 0) continue;
+    ok = false;
+    AddError(
+        result, "C28", {flag},
+        fmt::format("{} {}: Gated DeltaNet layers need it set to a positive value", flag, value),
+        "load the model from its config.json (linear_* keys)");
+  }
+  return ok;
+}
+
+// C29, C30: head counts and their tensor/context-parallel split (transformer_config.py:1493-1509;
+// `% t` only up to core 0.17, section 7.5).
+void CheckGdnHeads(const GdnConfig& gdn, const TrainingConfig& training, ValidationResult& result) {
+  if (gdn.num_value_heads % gdn.num_key_heads != 0) {
+    AddError(result, "C29", {kGdnValueHeads, kGdnKeyHeads},
+             fmt::format("--linear-num-value-heads {}: not a multiple of --linear-num-key-heads {}",
+                         gdn.num_value_heads, gdn.num_key_heads),
+             "fix the model configuration (linear_num_value_heads)");
+  }
+  const int64_t t = training.parallel.tensor;
+  const int64_t c = training.parallel.context;
+  const bool per_tc = !IsCore017OrOlder(training);
+  const int64_t divisor = per_tc ? t * c : t;
+  if (gdn.num_key_heads % divisor == 0 && gdn.num_value_heads % divisor == 0) return;
+  const std::string product =
+      per_tc ? fmt::format("t·c = {}·{} = {}", t, c, divisor) : fmt::format("t = {}", t);
+  AddError(
+      result, "C30",
+      per_tc ? std::vector<std::string>{kTp, kCp, kCore} : std::vector<std::string>{kTp, kCore},
+      fmt::format("--tensor-model-parallel-size {}: Gated DeltaNet key heads {} and value "
+                  "heads {} must be divisible by {} (Megatron-Core {})",
+                  t, gdn.num_key_heads, gdn.num_value_heads, product,
+                  ToString(training.core_version)),
+      fmt::format("use {} {} (divisors of {} key heads and {} value heads)",
+                  per_tc ? "--tensor-model-parallel-size and --context-parallel-size with t·c"
+                         : "--tensor-model-parallel-size",
+                  JoinChoices(Divisors(std::gcd(gdn.num_key_heads, gdn.num_value_heads))),
+                  gdn.num_key_heads, gdn.num_value_heads));
+}
+
+// C31, C32: context parallelism and packed sequences per core version (section 7.5;
+// gdn.py:137-140).
+void CheckGdnVersion(const ModelConfig& model, const TrainingConfig& training,
+                     ValidationResult& result) {
+  const std::string core = ToString(training.core_version);
+  const bool thd = ResolveSequenceLayout(model, training) == SequenceLayout::kThd;
+  if (IsCore017OrOlder(training)) {
+    if (training.parallel.context > 1) {
+      AddError(result, "C31", {kCp, kCore},
+               fmt::format("--context-parallel-size {}: Megatron-Core {} asserts context parallel "
+                           "size 1 for Gated DeltaNet",
+                           training.parallel.context, core),
+               "use --context-parallel-size 1, or --megatron-core 0.18");
+    }
+    if (thd) {
+      AddError(result, "C31", {kLayout, kCore},
+               fmt::format("--sequence-layout thd: Megatron-Core {} does not support packed "
+                           "sequences with Gated DeltaNet",
+                           core),
+               "use --sequence-layout bshd (or auto), or --megatron-core 0.18");
+    }
+    return;
+  }
+  if (thd && training.batch.micro_batch_size != 1) {
+    AddError(result, "C32", {kLayout, kMbs},
+             fmt::format("--sequence-layout thd: packed sequences with Gated DeltaNet need "
+                         "--micro-batch-size 1 (got {})",
+                         training.batch.micro_batch_size),
+             "use --micro-batch-size 1, or --sequence-layout bshd (or auto)");
+  }
+  if (thd && training.deterministic) {
+    AddError(result, "C32", {kDeterministic, kLayout},
+             "--deterministic-mode: packed sequences (--sequence-layout thd) with Gated DeltaNet "
+             "do not support deterministic mode",
+             "use --sequence-layout bshd, or drop --deterministic-mode");
+  }
+}
+
+// C33: the FP8 GEMM alignment of the fused in_proj output (common.py:205-210; 32 for MXFP8,
+// fp8_utils.py:356-361).
+void CheckGdnFp8(const GdnConfig& gdn, const TrainingConfig& training, ValidationResult& result) {
+  if (training.precision.fp8 == Fp8Format::kNone) return;
+  const int64_t align = training.precision.fp8_recipe == Fp8Recipe::kMxfp8 ? 32 : 16;
+  if (gdn.InProjWidth() % align == 0) return;
+  AddError(result, "C33", {kFp8Format, kFp8Recipe},
+           fmt::format("--fp8-format: the Gated DeltaNet in_proj width {} is not a multiple of {}",
+                       gdn.InProjWidth(), align),
+           "drop --fp8-format (train in bf16)");
+}
+
+}  // namespace
+
+// C24, C26, C27, C25: context parallelism.
+void CheckContextParallel(const ModelConfig& model, const TrainingConfig& training,
+                          ValidationResult& result) {
+  const int64_t c = training.parallel.context;
+  const int64_t s = training.batch.seq_length;
+  if (c > 1 && s % (2 * c) != 0) {
+    AddError(result, "C24", {kSeqLength, kCp},
+             fmt::format("--seq-length {}: not divisible by 2·c = {} (--context-parallel-size {})",
+                         s, 2 * c, c),
+             fmt::format("use --seq-length {}", NearestMultiples(s, 2 * c)));
+  }
+  const size_t num_types = training.context.comm_types.size();
+  if (c > 1 && num_types != 1 && num_types != static_cast<size_t>(model.NumLayers())) {
+    AddError(
+        result, "C26", {kCpCommType},
+        fmt::format("--cp-comm-type: {} entries; give one for all layers or one per layer ({})",
+                    num_types, model.NumLayers()),
+        fmt::format("give 1 or {} values to --cp-comm-type", model.NumLayers()));
+  }
+  const bool hierarchical_ok = CheckHierarchicalSizes(training, result);
+  if (c == 1) return;
+  if (UsesCommType(training, CpCommType::kA2a)) CheckA2aHeads(model, training, c, "a2a", result);
+  if (UsesCommType(training, CpCommType::kA2aP2p) && hierarchical_ok) {
+    CheckA2aHeads(model, training, training.context.hierarchical_sizes.front(), "a2a+p2p", result);
+  }
+}
+
+void CheckGdn(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result) {
+  if (!model.HasGdn()) return;
+  if (!CheckGdnDims(model.gdn, result)) return;
+  CheckGdnHeads(model.gdn, training, result);
+  CheckGdnVersion(model, training, result);
+  CheckGdnFp8(model.gdn, training, result);
+}
+
+}  // namespace trainscope::config::internal

@@ -1,0 +1,242 @@
+// Attention, context-parallel and Gated DeltaNet op builders: the QKV/projection linears, the
+// core-attention kernel with its CP traffic per communication type, and the GDN in_proj, conv,
+// chunked delta-rule kernel and out_proj (megatron-semantics.md §2.2, §2.3, §6, §7, §11).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "trainscope/graph/layer_ops_internal.h"
+#include "trainscope/units.h"
+
+namespace trainscope::graph::internal {
+
+using config::CpCommType;
+using config::GroupKind;
+
+namespace {
+
+int64_t QkvWidth(const config::AttentionConfig& a) {
+  return a.QueryWidth() + 2 * a.KvWidth() + a.GateWidth();
+}
+
+// KV heads per rank g_l = max(1, g/t) (attention.py:353-367).
+int64_t LocalKvHeads(const LayerOpContext& c) {
+  return std::max<int64_t>(1, c.model.attention.num_kv_heads / Tp(c));
+}
+
+CpCommType CpTypeOfLayer(const LayerOpContext& c, int64_t layer) {
+  const std::vector<CpCommType>& types = c.training.context.comm_types;
+  if (types.empty()) return CpCommType::kP2p;
+  if (types.size() > 1 && layer >= 0 && layer < static_cast<int64_t>(types.size())) {
+    return types[static_cast<size_t>(layer)];
+  }
+  return types.front();
+}
+
+// p2p ring (§6): `steps` sends and receives of the given sizes to the ring neighbours.
+void CpRing(OpSink& sink, const std::string& name, int64_t group_size,
+            const std::vector<int64_t>& step_bytes) {
+  for (size_t i = 0; i < step_bytes.size(); ++i) {
+    const std::string step = name + ".step" + std::to_string(i);
+    sink.Comm(step + ".send", Collective::kSend, GroupKind::kCp, group_size, step_bytes[i]);
+    sink.Comm(step + ".recv", Collective::kRecv, GroupKind::kCp, group_size, step_bytes[i]);
+  }
+}
+
+// Ring step sizes: forward c-1 steps of KV; backward KV, then 2·KV for steps 1..c-2, then KV
+// (TE context_parallel.py:2459-2495).
+std::vector<int64_t> RingSteps(int64_t ring_size, int64_t kv_bytes, bool backward) {
+  if (ring_size <= 1) return {};
+  if (!backward) return std::vector<int64_t>(static_cast<size_t>(ring_size - 1), kv_bytes);
+  std::vector<int64_t> steps(static_cast<size_t>(ring_size), 2 * kv_bytes);
+  steps.front() = kv_bytes;
+  steps.back() = kv_bytes;
+  return steps;
+}
+
+struct CpSizes {
+  int64_t q_bytes = 0;   // s_c·b·n_l·d_h·2 (also O)
+  int64_t kv_bytes = 0;  // one of K or V locally: s_c·b·g_l·d_h·2
+};
+
+CpSizes AttentionCpSizes(const LayerOpContext& c) {
+  const config::AttentionConfig& a = c.model.attention;
+  const int64_t tokens = c.TokensPerRank();
+  return CpSizes{.q_bytes = tokens * (a.num_heads / Tp(c)) * a.head_dim * kBf16Bytes,
+                 .kv_bytes = tokens * LocalKvHeads(c) * a.head_dim * kBf16Bytes};
+}
+
+}  // namespace
+
+// CP traffic before the core-attention kernel (forward, or backward when `backward`).
+void CpBeforeCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool backward) {
+  const int64_t cp = Cp(c);
+  if (cp <= 1) return;
+  const CpSizes sz = AttentionCpSizes(c);
+  const std::string base = "attention.cp";
+  switch (CpTypeOfLayer(c, layer)) {
+    case CpCommType::kP2p:  // :1685-1716 forward, :2459-2495 backward
+      CpRing(sink, base + ".p2p", cp, RingSteps(cp, 2 * sz.kv_bytes, backward));
+      return;
+    case CpCommType::kAllGather:  // K and V gathered to the full s (:3215-3216, :3788-3789)
+      sink.Comm(base + ".ag_k", Collective::kAllGather, GroupKind::kCp, cp, cp * sz.kv_bytes);
+      sink.Comm(base + ".ag_v", Collective::kAllGather, GroupKind::kCp, cp, cp * sz.kv_bytes);
+      return;
+    case CpCommType::kA2a:
+      if (backward) {  // dO (:4677)
+        sink.Comm(base + ".a2a_do", Collective::kAllToAll, GroupKind::kCp, cp, sz.q_bytes);
+        return;
+      }
+      sink.Comm(base + ".a2a_q", Collective::kAllToAll, GroupKind::kCp, cp, sz.q_bytes);
+      sink.Comm(base + ".a2a_k", Collective::kAllToAll, GroupKind::kCp, cp, sz.kv_bytes);
+      sink.Comm(base + ".a2a_v", Collective::kAllToAll, GroupKind::kCp, cp, sz.kv_bytes);
+      return;
+    case CpCommType::kA2aP2p: {
+      // Hierarchical [c1, c2]: a2a within c1 ranks, ring over c2 with KV' = 2·(s/c2)·b·(g_l/c1)·
+      // d_h·2 = the local K+V (§6 table, last row). Both reported on the CP group kind.
+      const std::vector<int64_t>& h = c.training.context.hierarchical_sizes;
+      const int64_t c1 = h.size() == 2 ? h[0] : cp;
+      const int64_t c2 = h.size() == 2 ? h[1] : 1;
+      if (backward) {
+        sink.Comm(base + ".a2a_do", Collective::kAllToAll, GroupKind::kCp, c1, sz.q_bytes);
+      } else {
+        sink.Comm(base + ".a2a_q", Collective::kAllToAll, GroupKind::kCp, c1, sz.q_bytes);
+        sink.Comm(base + ".a2a_k", Collective::kAllToAll, GroupKind::kCp, c1, sz.kv_bytes);
+        sink.Comm(base + ".a2a_v", Collective::kAllToAll, GroupKind::kCp, c1, sz.kv_bytes);
+      }
+      CpRing(sink, base + ".p2p", c2, RingSteps(c2, 2 * sz.kv_bytes, backward));
+      return;
+    }
+  }
+}
+
+// CP traffic after the core-attention kernel.
+void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool backward) {
+  const int64_t cp = Cp(c);
+  if (cp <= 1) return;
+  const CpSizes sz = AttentionCpSizes(c);
+  const std::string base = "attention.cp";
+  const CpCommType type = CpTypeOfLayer(c, layer);
+  if (type == CpCommType::kAllGather && backward) {  // RS of dK, dV (:4107-4108)
+    sink.Comm(base + ".rs_dk", Collective::kReduceScatter, GroupKind::kCp, cp, cp * sz.kv_bytes);
+    sink.Comm(base + ".rs_dv", Collective::kReduceScatter, GroupKind::kCp, cp, cp * sz.kv_bytes);
+  }
+  if (type != CpCommType::kA2a && type != CpCommType::kA2aP2p) return;
+  const std::vector<int64_t>& h = c.training.context.hierarchical_sizes;
+  const int64_t group = (type == CpCommType::kA2aP2p && h.size() == 2) ? h[0] : cp;
+  if (!backward) {  // O back to sequence sharding (:4485)
+    sink.Comm(base + ".a2a_o", Collective::kAllToAll, GroupKind::kCp, group, sz.q_bytes);
+    return;
+  }
+  sink.Comm(base + ".a2a_dq", Collective::kAllToAll, GroupKind::kCp, group, sz.q_bytes);  // :4837
+  sink.Comm(base + ".a2a_dk", Collective::kAllToAll, GroupKind::kCp, group, sz.kv_bytes);
+  sink.Comm(base + ".a2a_dv", Collective::kAllToAll, GroupKind::kCp, group, sz.kv_bytes);
+}
+
+// Causal core attention (§11): 2·b·(n/t)·d_h·s²/c = 2·b·(n/t)·d_h·s·s_c forward (QKᵀ and PV,
+// each 2·s²·d_h per head, halved by the causal mask). THD counts Σ s_i² per packed sequence;
+// without a length distribution a micro-batch is b sequences of length s, which equals BSHD.
+// Bytes: read Q, K, V, write O (local heads).
+void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
+  const config::AttentionConfig& a = c.model.attention;
+  const int64_t local_heads = a.num_heads / Tp(c);
+  const int64_t s = c.training.batch.seq_length;
+  const int64_t flops =
+      2 * c.training.batch.micro_batch_size * local_heads * a.head_dim * s * (s / Cp(c));
+  const CpSizes sz = AttentionCpSizes(c);
+  const std::string name = multiplier == 1 ? "attention.core" : "attention.core.backward";
+  sink.Compute(name, multiplier * flops, multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes));
+}
+
+void AttentionForward(OpSink& sink, const LayerOpContext& c) {
+  const config::AttentionConfig& a = c.model.attention;
+  const int64_t h = c.model.hidden_size;
+  ColumnForward(sink, c, "attention.linear_qkv", QkvWidth(a) / Tp(c), h, c.ActivationBytes());
+  if (Tp(c) > a.num_kv_heads) {  // §2.3: last-dim AG of mixed_qkv (attention.py:340-380)
+    sink.Comm("attention.qkv_gather", Collective::kAllGather, GroupKind::kTp, Tp(c),
+              c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
+  }
+  CpBeforeCore(sink, c, sink.layer(), /*backward=*/false);
+  CoreAttention(sink, c, 1);
+  CpAfterCore(sink, c, sink.layer(), /*backward=*/false);
+  RowForward(sink, c, "attention.linear_proj", h, a.QueryWidth() / Tp(c));
+}
+
+void AttentionBackward(OpSink& sink, const LayerOpContext& c) {
+  const config::AttentionConfig& a = c.model.attention;
+  const int64_t h = c.model.hidden_size;
+  RowBackward(sink, c, "attention.linear_proj", h, a.QueryWidth() / Tp(c));
+  CpBeforeCore(sink, c, sink.layer(), /*backward=*/true);
+  CoreAttention(sink, c, 2);
+  CpAfterCore(sink, c, sink.layer(), /*backward=*/true);
+  if (Tp(c) > a.num_kv_heads) {  // §2.3: RS of the same size in backward
+    sink.Comm("attention.qkv_gather.rs_grad", Collective::kReduceScatter, GroupKind::kTp, Tp(c),
+              c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
+  }
+  ColumnBackward(sink, c, "attention.linear_qkv", QkvWidth(a) / Tp(c), h, c.ActivationBytes());
+}
+
+namespace {
+
+// Head-parallel CP all-to-alls exist from core 0.18 (§7.3, §7.5).
+bool GdnUsesCp(const LayerOpContext& c) {
+  return Cp(c) > 1 && c.training.core_version >= config::CoreVersion::kV0_18;
+}
+
+// Chunked delta-rule kernel (qwen-architectures.md §8.2, dense count), per token and value head:
+// 6C·d_k + 4C·d_v + 6·d_k·d_v + (2/3)C², over s_c·b tokens and H_v/t heads per rank.
+int64_t GdnKernelFlops(const LayerOpContext& c) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t chunk = g.chunk_size;
+  const int64_t thrice_per_head = 18 * chunk * g.key_head_dim + 12 * chunk * g.value_head_dim +
+                                  18 * g.key_head_dim * g.value_head_dim + 2 * chunk * chunk;
+  return c.TokensPerRank() * (g.num_value_heads / Tp(c)) * thrice_per_head / 3;
+}
+
+void GdnCpA2a(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t width) {
+  if (!GdnUsesCp(c)) return;
+  sink.Comm(name, Collective::kAllToAll, GroupKind::kCp, Cp(c),
+            c.TokensPerRank() * width / Tp(c) * kBf16Bytes);
+}
+
+// GDN work between in_proj and out_proj; `multiplier` 2 for backward.
+void GdnCore(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t tokens = c.TokensPerRank();
+  const std::string suffix = multiplier == 1 ? "" : ".backward";
+  const int64_t conv_channels = g.ConvChannels() / Tp(c);
+  sink.Compute("gdn.conv1d" + suffix, multiplier * 2 * tokens * g.conv_kernel * conv_channels,
+               multiplier * 2 * tokens * conv_channels * kBf16Bytes);
+  sink.Compute("gdn.kernel" + suffix, multiplier * GdnKernelFlops(c),
+               multiplier * tokens * (g.InProjWidth() + g.ValueWidth()) / Tp(c) * kBf16Bytes);
+}
+
+}  // namespace
+
+void GdnOutNorm(OpSink& sink, const LayerOpContext& c) {
+  const int64_t width = c.model.gdn.ValueWidth() / Tp(c);
+  sink.Compute("gdn.out_norm", 0, 3 * c.TokensPerRank() * width * kBf16Bytes);
+  GdnCpA2a(sink, c, "gdn.cp.a2a_out", c.model.gdn.ValueWidth());  // head -> sequence
+}
+
+void GdnForward(OpSink& sink, const LayerOpContext& c) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t h = c.model.hidden_size;
+  ColumnForward(sink, c, "gdn.in_proj", g.InProjWidth() / Tp(c), h, c.ActivationBytes());
+  GdnCpA2a(sink, c, "gdn.cp.a2a_in", g.InProjWidth());  // sequence -> head (common.py:819-900)
+  GdnCore(sink, c, 1);
+  GdnOutNorm(sink, c);
+  RowForward(sink, c, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
+}
+
+void GdnBackward(OpSink& sink, const LayerOpContext& c) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t h = c.model.hidden_size;
+  RowBackward(sink, c, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
+  GdnCpA2a(sink, c, "gdn.cp.a2a_out.grad", g.ValueWidth());
+  GdnCore(sink, c, 2);
+  GdnCpA2a(sink, c, "gdn.cp.a2a_in.grad", g.InProjWidth());
+  ColumnBackward(sink, c, "gdn.in_proj", g.InProjWidth() / Tp(c), h, c.ActivationBytes());
+}
+
+}  // namespace trainscope::graph::internal

@@ -1,0 +1,39 @@
+// Internal to the layer-op builders: the mixer and MoE blocks that layer_ops.cc assembles into
+// decoder layers. attention_ops.cc holds attention, context parallelism and Gated DeltaNet;
+// moe_ops.cc the router, the three token dispatchers and the experts. Each appends to a borrowed
+// OpSink in emission order.
+#ifndef TRAINSCOPE_GRAPH_LAYER_OPS_INTERNAL_H_
+#define TRAINSCOPE_GRAPH_LAYER_OPS_INTERNAL_H_
+
+#include <cstdint>
+
+#include "trainscope/graph/layer_ops.h"
+#include "trainscope/graph/op_sink.h"
+
+namespace trainscope::graph::internal {
+
+// Attention block (§2.2, §2.3, §6), forward and backward (reverse order, with the backward
+// collectives).
+void AttentionForward(OpSink& sink, const LayerOpContext& c);
+void AttentionBackward(OpSink& sink, const LayerOpContext& c);
+// CP traffic before and after the core-attention kernel of decoder layer `layer`, forward or
+// (with `backward`) backward; nothing when c = 1.
+void CpBeforeCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool backward);
+void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool backward);
+// Causal core attention (§11); `multiplier` 1 for forward, 2 for backward.
+void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier);
+
+// Gated DeltaNet block (§7), forward and backward.
+void GdnForward(OpSink& sink, const LayerOpContext& c);
+void GdnBackward(OpSink& sink, const LayerOpContext& c);
+// The GDN output norm and, with CP, its head-to-sequence all-to-all.
+void GdnOutNorm(OpSink& sink, const LayerOpContext& c);
+
+// The whole MoE layer (§3): router, dispatcher and experts, then the shared expert; backward in
+// reverse.
+void MoeForward(OpSink& sink, const LayerOpContext& c);
+void MoeBackward(OpSink& sink, const LayerOpContext& c);
+
+}  // namespace trainscope::graph::internal
+
+#endif  // TRAINSCOPE_GRAPH_LAYER_OPS_INTERNAL_H_

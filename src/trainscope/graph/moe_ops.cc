@@ -1,0 +1,255 @@
+// MoE op builders (megatron-semantics.md §3): the router with its load-balancing statistics, the
+// alltoall, allgather and flex token dispatchers around the grouped expert GEMMs, and the shared
+// expert.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "trainscope/graph/layer_ops_internal.h"
+#include "trainscope/units.h"
+
+namespace trainscope::graph::internal {
+
+using config::GroupKind;
+
+namespace {
+
+// Bytes per router-prob element β_p (router.py:105-112).
+int64_t ProbBytes(const LayerOpContext& c) {
+  switch (c.training.moe.router_dtype) {
+    case config::RouterDtype::kFp32:
+      return kFp32Bytes;
+    case config::RouterDtype::kFp64:
+      return 2 * kFp32Bytes;
+    case config::RouterDtype::kActivation:
+      return kBf16Bytes;
+  }
+  return kBf16Bytes;
+}
+
+struct MoeSizes {
+  int64_t tokens = 0;     // T = b·s_c/t, SP-sharded tokens entering the layer
+  int64_t rows_sent = 0;  // (token, expert) rows one rank sends: T·k, or C·E when padded
+  int64_t etp = 1;        // u
+  int64_t ep = 1;         // e
+  int64_t local_experts = 1;
+};
+
+// Capacity C = ceil(T·k/E·cf) (moe_utils.py:248-266); padded splits send C·E rows, unpadded at
+// most min(T·k, C·E).
+MoeSizes ComputeMoeSizes(const LayerOpContext& c) {
+  const config::MoeConfig& moe = c.model.moe;
+  MoeSizes sz;
+  sz.tokens = c.TokensPerRank() / (c.SequenceParallel() ? Tp(c) : 1);
+  sz.etp = c.training.parallel.ExpertTensor();
+  sz.ep = c.training.parallel.expert;
+  sz.local_experts = moe.num_experts / sz.ep;
+  sz.rows_sent = sz.tokens * moe.top_k;
+  if (c.training.moe.capacity_factor.has_value()) {
+    const int64_t capacity = static_cast<int64_t>(
+        std::ceil(static_cast<double>(sz.rows_sent) / static_cast<double>(moe.num_experts) *
+                  *c.training.moe.capacity_factor));
+    const int64_t padded = capacity * moe.num_experts;
+    sz.rows_sent =
+        c.training.moe.pad_expert_input_to_capacity ? padded : std::min(sz.rows_sent, padded);
+  }
+  return sz;
+}
+
+// Router GEMM and load-balancing statistics AR (§3.1), forward.
+void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  const config::MoeConfig& moe = c.model.moe;
+  sink.Gemm("moe.router", sz.tokens, moe.num_experts, c.model.hidden_size);
+  if (moe.aux_loss_coef <= 0.0) return;
+  const int64_t counts_bytes = moe.num_experts * kInt64Bytes;
+  const int64_t tp_cp = Tp(c) * Cp(c);
+  switch (c.training.moe.load_balancing) {
+    case config::LoadBalancing::kAuxLoss:  // moe_utils.py:278-281, over tp×cp
+      sink.Comm("moe.router.aux_loss_ar", Collective::kAllReduce, GroupKind::kTpCp, tp_cp,
+                counts_bytes);
+      return;
+    case config::LoadBalancing::kSeqAuxLoss:  // b·E counts
+      sink.Comm("moe.router.aux_loss_ar", Collective::kAllReduce, GroupKind::kTpCp, tp_cp,
+                c.training.batch.micro_batch_size * counts_bytes);
+      return;
+    case config::LoadBalancing::kGlobalAuxLoss:
+      // router.py:515-523 reduces over tp×dp×cp. There is no such GroupKind; kDpCp with group
+      // size t·d·c stands for it.
+      sink.Comm("moe.router.global_aux_loss_ar", Collective::kAllReduce, GroupKind::kDpCp,
+                tp_cp * c.training.parallel.Data(), counts_bytes);
+      return;
+    case config::LoadBalancing::kSinkhorn:
+    case config::LoadBalancing::kNone:
+      return;
+  }
+}
+
+// Expert fc1 (h -> 2F_e/u) and fc2 (F_e/u -> h) over `rows` rows as grouped GEMMs over the local
+// experts; no communication inside (explicit_expert_comm, §3.1).
+void ExpertsForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
+  const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
+  sink.Gemm("moe.experts.linear_fc1", rows, 2 * ffn, c.model.hidden_size, sz.local_experts);
+  sink.Gemm("moe.experts.linear_fc2", rows, c.model.hidden_size, ffn, sz.local_experts);
+}
+
+void ExpertsBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
+  const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
+  const int64_t h = c.model.hidden_size;
+  sink.Dgrad("moe.experts.linear_fc2", rows, h, ffn, sz.local_experts);
+  sink.Wgrad("moe.experts.linear_fc2", rows, h, ffn, sz.local_experts);
+  sink.Dgrad("moe.experts.linear_fc1", rows, 2 * ffn, h, sz.local_experts);
+  sink.Wgrad("moe.experts.linear_fc1", rows, 2 * ffn, h, sz.local_experts);
+}
+
+// alltoall dispatcher forward (§3.2, token_dispatcher.py:375-910). Balanced routing: each rank
+// receives R = rows_sent rows.
+void AllToAllForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  const int64_t h = c.model.hidden_size, bp = ProbBytes(c), r = sz.rows_sent, u = sz.etp;
+  const int64_t tp_ep = u * sz.ep;
+  if (!c.training.moe.pad_expert_input_to_capacity) {  // :557-575
+    sink.Comm("moe.dispatch.metadata_ag", Collective::kAllGather, GroupKind::kTpEp, tp_ep,
+              tp_ep * c.model.moe.num_experts * kInt64Bytes);
+  }
+  sink.Comm("moe.dispatch.a2a_tokens", Collective::kAllToAll, GroupKind::kEp, sz.ep,
+            r * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.a2a_probs", Collective::kAllToAll, GroupKind::kEp, sz.ep, r * bp);
+  sink.Comm("moe.dispatch.ag_tokens", Collective::kAllGather, GroupKind::kEtp, u,
+            u * r * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.ag_probs", Collective::kAllGather, GroupKind::kEtp, u, u * r * bp);
+  ExpertsForward(sink, c, sz, u * r);
+  sink.Comm("moe.combine.rs_output", Collective::kReduceScatter, GroupKind::kEtp, u,
+            u * r * h * bp);  // in the probs dtype, :824-832
+  sink.Comm("moe.combine.a2a_tokens", Collective::kAllToAll, GroupKind::kEp, sz.ep,
+            r * h * kBf16Bytes);
+}
+
+void AllToAllBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  const int64_t h = c.model.hidden_size, bp = ProbBytes(c), r = sz.rows_sent, u = sz.etp;
+  sink.Comm("moe.combine.a2a_tokens.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep,
+            r * h * kBf16Bytes);  // _AllToAll.backward, mappings.py:470-489
+  sink.Comm("moe.combine.rs_output.grad", Collective::kAllGather, GroupKind::kEtp, u,
+            u * r * h * bp);
+  ExpertsBackward(sink, c, sz, u * r);
+  sink.Comm("moe.dispatch.ag_tokens.grad", Collective::kReduceScatter, GroupKind::kEtp, u,
+            u * r * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.ag_probs.grad", Collective::kReduceScatter, GroupKind::kEtp, u,
+            u * r * bp);
+  sink.Comm("moe.dispatch.a2a_probs.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep, r * bp);
+  sink.Comm("moe.dispatch.a2a_tokens.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep,
+            r * h * kBf16Bytes);
+}
+
+// allgather dispatcher (§3.3, token_dispatcher.py:233-372) over tp_ep, G = u·e.
+void AllGatherForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  const int64_t h = c.model.hidden_size, e = c.model.moe.num_experts, bp = ProbBytes(c);
+  const int64_t g = sz.etp * sz.ep, t = sz.tokens;
+  sink.Comm("moe.dispatch.ag_routing_map", Collective::kAllGather, GroupKind::kTpEp, g,
+            g * t * e * kBoolBytes);
+  sink.Comm("moe.dispatch.ag_probs", Collective::kAllGather, GroupKind::kTpEp, g, g * t * e * bp);
+  sink.Comm("moe.dispatch.ag_tokens", Collective::kAllGather, GroupKind::kTpEp, g,
+            g * t * h * kBf16Bytes);
+  ExpertsForward(sink, c, sz, sz.etp * t * c.model.moe.top_k);
+  sink.Comm("moe.combine.rs_output", Collective::kReduceScatter, GroupKind::kTpEp, g,
+            g * t * h * bp);
+}
+
+void AllGatherBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  const int64_t h = c.model.hidden_size, e = c.model.moe.num_experts, bp = ProbBytes(c);
+  const int64_t g = sz.etp * sz.ep, t = sz.tokens;
+  sink.Comm("moe.combine.rs_output.grad", Collective::kAllGather, GroupKind::kTpEp, g,
+            g * t * h * bp);
+  ExpertsBackward(sink, c, sz, sz.etp * t * c.model.moe.top_k);
+  sink.Comm("moe.dispatch.ag_tokens.grad", Collective::kReduceScatter, GroupKind::kTpEp, g,
+            g * t * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.ag_probs.grad", Collective::kReduceScatter, GroupKind::kTpEp, g,
+            g * t * e * bp);
+}
+
+// flex (§3.4): rows ≈ T·D·u with D = e·[1 − C(E−E_loc, k)/C(E, k)] distinct EP destinations.
+int64_t FlexRows(const LayerOpContext& c, const MoeSizes& sz) {
+  const int64_t experts = c.model.moe.num_experts;
+  double miss = 1.0;  // C(E−E_loc, k)/C(E, k) = Π_{i<k} (E−E_loc−i)/(E−i)
+  for (int64_t i = 0; i < c.model.moe.top_k; ++i) {
+    miss *= static_cast<double>(std::max<int64_t>(0, experts - sz.local_experts - i)) /
+            static_cast<double>(experts - i);
+  }
+  const double destinations = static_cast<double>(sz.ep) * (1.0 - miss);
+  return std::llround(static_cast<double>(sz.tokens) * destinations * static_cast<double>(sz.etp));
+}
+
+// Dispatch rows carry h·2 bytes plus top-(u·k) fp32 probs and int64 indices (DeepEP casts the
+// probs to fp32, :1313-1319); combine rows carry h·2 bytes.
+void FlexComm(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, bool dispatch,
+              const std::string& name) {
+  const int64_t rows = FlexRows(c, sz), uk = sz.etp * c.model.moe.top_k;
+  const int64_t row_bytes =
+      c.model.hidden_size * kBf16Bytes + (dispatch ? uk * (kFp32Bytes + kInt64Bytes) : 0);
+  sink.Comm(name, Collective::kAllToAll, GroupKind::kTpEp, sz.etp * sz.ep, rows * row_bytes);
+}
+
+void FlexForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  FlexComm(sink, c, sz, /*dispatch=*/true, "moe.dispatch.flex");
+  ExpertsForward(sink, c, sz, sz.etp * sz.tokens * c.model.moe.top_k);
+  FlexComm(sink, c, sz, /*dispatch=*/false, "moe.combine.flex");
+}
+
+// Combine-backward is a dispatch of the combine's size; dispatch-backward a combine.
+void FlexBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  FlexComm(sink, c, sz, /*dispatch=*/false, "moe.combine.flex.grad");
+  ExpertsBackward(sink, c, sz, sz.etp * sz.tokens * c.model.moe.top_k);
+  FlexComm(sink, c, sz, /*dispatch=*/false, "moe.dispatch.flex.grad");
+}
+
+// The routed part of a MoE layer: router, statistics, dispatcher, experts.
+void RoutedForward(OpSink& sink, const LayerOpContext& c) {
+  const MoeSizes sz = ComputeMoeSizes(c);
+  RouterForward(sink, c, sz);
+  switch (c.training.moe.dispatcher) {
+    case config::TokenDispatcher::kAllToAll:
+      AllToAllForward(sink, c, sz);
+      return;
+    case config::TokenDispatcher::kAllGather:
+      AllGatherForward(sink, c, sz);
+      return;
+    case config::TokenDispatcher::kFlex:
+      FlexForward(sink, c, sz);
+      return;
+  }
+}
+
+void RoutedBackward(OpSink& sink, const LayerOpContext& c) {
+  const MoeSizes sz = ComputeMoeSizes(c);
+  switch (c.training.moe.dispatcher) {
+    case config::TokenDispatcher::kAllToAll:
+      AllToAllBackward(sink, c, sz);
+      break;
+    case config::TokenDispatcher::kAllGather:
+      AllGatherBackward(sink, c, sz);
+      break;
+    case config::TokenDispatcher::kFlex:
+      FlexBackward(sink, c, sz);
+      break;
+  }
+  const int64_t experts = c.model.moe.num_experts, h = c.model.hidden_size;
+  sink.Dgrad("moe.router", sz.tokens, experts, h);
+  sink.Wgrad("moe.router", sz.tokens, experts, h);
+}
+
+}  // namespace
+
+// The whole MoE layer forward: routed path, then the shared expert (a TP MLP of width F_s).
+void MoeForward(OpSink& sink, const LayerOpContext& c) {
+  RoutedForward(sink, c);
+  if (c.model.moe.HasSharedExpert()) {
+    MlpForward(sink, c, "moe.shared_experts", c.model.moe.shared_expert_ffn_hidden_size);
+  }
+}
+
+void MoeBackward(OpSink& sink, const LayerOpContext& c) {
+  if (c.model.moe.HasSharedExpert()) {
+    MlpBackward(sink, c, "moe.shared_experts", c.model.moe.shared_expert_ffn_hidden_size);
+  }
+  RoutedBackward(sink, c);
+}
+
+}  // namespace trainscope::graph::internal

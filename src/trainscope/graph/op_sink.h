@@ -1,0 +1,102 @@
+// Internal to the layer-op builders: OpSink, which collects one block's ops in emission order,
+// and the tensor-parallel column/row-linear and MLP helpers that append a GEMM with its TP
+// collectives (megatron-semantics.md §2.1-2.2). Each helper borrows the sink and the context.
+#ifndef TRAINSCOPE_GRAPH_OP_SINK_H_
+#define TRAINSCOPE_GRAPH_OP_SINK_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainscope/config/rank_mapping.h"
+#include "trainscope/graph/layer_ops.h"
+#include "trainscope/graph/op.h"
+#include "trainscope/units.h"
+
+namespace trainscope::graph::internal {
+
+// Collects the ops of one block in emission order. Collectives over a group of one rank move
+// nothing and are not emitted.
+class OpSink {
+ public:
+  OpSink(Phase phase, int64_t layer) : phase_(phase), layer_(layer) {}
+
+  void Compute(std::string name, int64_t flops, int64_t bytes) {
+    Op op = NewOp(std::move(name));
+    op.flops = flops;
+    op.bytes = bytes;
+    ops_.push_back(std::move(op));
+  }
+  // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
+  // Bytes: input, weights and output, bf16 (§11 compute ops).
+  void Gemm(std::string name, int64_t rows, int64_t out, int64_t in, int64_t groups = 1) {
+    Op op = NewOp(std::move(name));
+    op.gemm = GemmShape{.m = rows, .n = out, .k = in, .groups = groups};
+    op.flops = 2 * rows * out * in;
+    op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
+    ops_.push_back(std::move(op));
+  }
+  // Backward of the forward GEMM (rows, out, in): dgrad [rows x out]·[out x in] ...
+  void Dgrad(const std::string& name, int64_t rows, int64_t out, int64_t in, int64_t groups = 1) {
+    Gemm(name + ".dgrad", rows, in, out, groups);
+  }
+  // ... and wgrad [out x rows]·[rows x in]; each costs 2·rows·out·in, together 2x forward.
+  void Wgrad(const std::string& name, int64_t rows, int64_t out, int64_t in, int64_t groups = 1) {
+    Op op = NewOp(name + ".wgrad");
+    op.gemm = GemmShape{.m = out, .n = in, .k = rows, .groups = groups};
+    op.flops = 2 * rows * out * in;
+    op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
+    ops_.push_back(std::move(op));
+  }
+  void Comm(std::string name, Collective collective, config::GroupKind group, int64_t group_size,
+            int64_t message_bytes) {
+    if (group_size <= 1) return;
+    Op op = NewOp(std::move(name));
+    op.collective = collective;
+    op.group = group;
+    op.group_size = group_size;
+    op.message_bytes = message_bytes;
+    ops_.push_back(std::move(op));
+  }
+  void Append(const std::vector<Op>& ops) { ops_.insert(ops_.end(), ops.begin(), ops.end()); }
+  [[nodiscard]] Phase phase() const { return phase_; }
+  [[nodiscard]] int64_t layer() const { return layer_; }
+  [[nodiscard]] std::vector<Op> Take() { return std::move(ops_); }
+
+ private:
+  Op NewOp(std::string name) const {
+    Op op;
+    op.phase = phase_;
+    op.layer = layer_;
+    op.name = std::move(name);
+    return op;
+  }
+  Phase phase_;
+  int64_t layer_;
+  std::vector<Op> ops_;
+};
+
+inline int64_t Tp(const LayerOpContext& c) { return c.training.parallel.tensor; }
+inline int64_t Cp(const LayerOpContext& c) { return c.training.parallel.context; }
+
+// Column-parallel linear [rows x in] -> [rows x out] with `out` already divided by t: AG of the
+// input under SP, AR of the dgrad without (§2.1-2.2). `input_bytes` is the full activation (A,
+// or 2A for MTP's eh_proj).
+void ColumnForward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
+                   int64_t in, int64_t input_bytes);
+void ColumnBackward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
+                    int64_t in, int64_t input_bytes);
+// Row-parallel linear with `in` already divided by t: RS of the output under SP, AR without.
+void RowForward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
+                int64_t in);
+void RowBackward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
+                 int64_t in);
+// A TP MLP of width `ffn` (gated fc1 h -> 2F/t, fc2 F/t -> h): the dense MLP and the MoE shared
+// expert (§2.2, §3.1); op names start with `prefix`.
+void MlpForward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn);
+void MlpBackward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn);
+
+}  // namespace trainscope::graph::internal
+
+#endif  // TRAINSCOPE_GRAPH_OP_SINK_H_
