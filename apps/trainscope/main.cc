@@ -17,8 +17,10 @@
 #include "trainscope/io/hf_config_loader.h"
 #include "trainscope/io/megatron_args.h"
 #include "trainscope/io/presets.h"
+#include "trainscope/report/aicb_writer.h"
 #include "trainscope/report/groups_report.h"
 #include "trainscope/report/params_report.h"
+#include "trainscope/report/simai_writer.h"
 #include "trainscope/report/validate_report.h"
 #include "trainscope/report/workload_report.h"
 
@@ -88,11 +90,28 @@ std::string RenderGroups(const io::CliRequest& request) {
                       : report::RenderGroupsText(mapping, request.rank);
 }
 
-std::string RenderWorkload(const io::CliRequest& request, const config::ModelConfig& model) {
+// The rank a workload command asks for (--rank, default 0), checked against the world size.
+int64_t WorkloadRank(const io::CliRequest& request) {
   const int64_t rank = request.rank.value_or(0);
   if (rank >= request.training.parallel.world_size) {
     throw UsageError(fmt::format("--rank: must be below the world size {} (got {})",
                                  request.training.parallel.world_size, rank));
+  }
+  return rank;
+}
+
+// Renders `trainscope workload`; format diagnostics (what SimAI / AICB cannot express) are
+// printed as warnings.
+std::string RenderWorkload(const io::CliRequest& request, const config::ModelConfig& model) {
+  const int64_t rank = WorkloadRank(request);
+  if (!request.summary && request.format != "json") {
+    const report::ExportResult result =
+        request.format == "simai" ? report::RenderSimAiWorkload(model, request.training, rank)
+                                  : report::RenderAicbCsv(model, request.training, rank);
+    for (const std::string& diagnostic : result.diagnostics) {
+      std::cerr << "warning: " << diagnostic << "\n";
+    }
+    return result.text;
   }
   const graph::StepGraph graph = graph::BuildStepGraph(model, request.training, rank);
   const int64_t flops = graph::MegatronModelFlopsPerStep(model, request.training);

@@ -141,5 +141,40 @@ TEST(CliTest, OutputIsDeterministic) {
   EXPECT_EQ(RunCli(args).out, RunCli(args).out);
 }
 
+TEST(CliTest, WorkloadSummaryJsonHasContractKeys) {
+  const Outcome outcome = RunCli(
+      "workload --model Qwen3-30B-A3B --num-gpus 16 --tp 2 --ep 8 --etp 1 --sequence-parallel "
+      "--moe-token-dispatcher-type alltoall --rank 5 --summary --json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const nlohmann::json json = nlohmann::json::parse(outcome.out);
+  ASSERT_FALSE(json["collectives"].empty());
+  for (const char* key : {"phase", "collective", "group", "message_bytes", "count"}) {
+    EXPECT_TRUE(json["collectives"][0].contains(key)) << key;
+  }
+  EXPECT_GT(json["totals"]["megatron_model_flops_per_step"].get<int64_t>(), 0);
+  EXPECT_EQ(json["rank"].get<int64_t>(), 5);
+}
+
+TEST(CliTest, WorkloadWritesSimAiAndAicbFilesAtomically) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "trainscope_cli_workload";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string flags = "workload --model Qwen3-0.6B --num-gpus 8 --tp 2 --sequence-parallel ";
+  const Outcome simai = RunCli(flags + "--format simai -o " + (dir / "w.txt").string());
+  ASSERT_EQ(simai.exit_code, 0) << simai.err;
+  std::ifstream in(dir / "w.txt");
+  std::string header;
+  std::getline(in, header);
+  EXPECT_THAT(header, HasSubstr("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2"));
+  const Outcome aicb = RunCli(flags + "--format aicb -o " + (dir / "w.csv").string());
+  ASSERT_EQ(aicb.exit_code, 0) << aicb.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "w.csv"));
+  const Outcome bad = RunCli(flags + "--format chakra -o " + (dir / "x.txt").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir / "x.txt"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace trainscope

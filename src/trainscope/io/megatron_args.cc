@@ -301,12 +301,12 @@ std::vector<FlagSpec> ToolFlags() {
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
-         // aicb and simai exporters are not built yet; json is the only format so far.
-         if (use.values.front() != "json") {
+         const std::string& format = use.values.front();
+         if (format != "json" && format != "aicb" && format != "simai") {
            throw UsageError(
-               fmt::format("--format: unknown value \"{}\" (expected json)", use.values.front()));
+               fmt::format("--format: unknown value \"{}\" (expected json|aicb|simai)", format));
          }
-         r.format = use.values.front();
+         r.format = format;
        }},
       Switch({"--summary"}, false, [](R& r) -> bool& { return r.summary; }),
   };
@@ -591,7 +591,7 @@ commands:
   validate   check a Megatron-Core configuration; summary of the layout or every violated rule
   groups     ranks of every TP, CP, DP, DP-CP, PP, EP, ETP, expert-DP, embedding group
   workload   every compute and communication op of one rank's training step
-             (--rank R, --format json, or --summary [--json])
+             (--rank R, --format json|aicb|simai, or --summary [--json])
   presets    list the built-in models
   help       this text
 

@@ -1,0 +1,152 @@
+// AICB native CSV, reference/workload-formats.md §2.2. Stage strings use AICB's module names
+// where AICB has the module (MegatronEmbedding, MegatronColumnLinear, MegatronRowLinear, MoE.*)
+// and new ones where it does not (GatedDeltaNet, SharedExpertMLP, ...).
+#include "trainscope/report/aicb_writer.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace trainscope::report {
+namespace {
+
+using config::GroupKind;
+using graph::Collective;
+using graph::Op;
+using graph::Phase;
+
+constexpr std::string_view kAicbHeader =
+    "comm_type,comm_group,comm_group_size,msg_size,stage,dst,src,additional,_elapsed_time,algbw,"
+    "busbw,count\n";
+
+std::string_view CommType(Collective collective) {
+  switch (collective) {
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kAllToAll:
+      return "all_to_all";
+    case Collective::kSend:
+      return "isend";
+    case Collective::kRecv:
+      return "irecv";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kNone:
+      break;
+  }
+  return "computation";
+}
+
+// AICB's CommGroup for `op`, or nothing when AICB has none (CP, TP×CP with CP > 1).
+std::optional<std::string_view> CommGroup(const Op& op, int64_t tensor_parallel) {
+  switch (op.group) {
+    case GroupKind::kTp:
+      return "tp_group";
+    case GroupKind::kDp:
+    case GroupKind::kDpCp:
+      return "dp_group";
+    case GroupKind::kPp:
+      return "pp_group";
+    case GroupKind::kEp:
+    case GroupKind::kTpEp:  // AICB labels the token-count gather EP (§2.4)
+      return "ep_group";
+    case GroupKind::kEtp:
+      return "ep_tp_group";
+    case GroupKind::kExpertDp:
+      return "ep_dp_group";
+    case GroupKind::kEmbedding:
+      return "embedding_group";
+    case GroupKind::kTpCp:
+      if (op.group_size == tensor_parallel) return "tp_group";
+      return std::nullopt;
+    case GroupKind::kCp:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Op-name prefix -> module part of the stage string; first match wins.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kModules = {{
+    {"input.broadcast", "MegatronInput"},
+    {"embedding.", "MegatronEmbedding"},
+    {"attention.linear_qkv", "MegatronColumnLinear"},
+    {"attention.linear_proj", "MegatronRowLinear"},
+    {"attention.", "MegatronAttention"},
+    {"gdn.", "GatedDeltaNet"},
+    {"mlp.linear_fc1", "MegatronColumnLinear"},
+    {"mlp.linear_fc2", "MegatronRowLinear"},
+    {"moe.shared_experts.", "SharedExpertMLP"},
+    {"moe.router", "MoE.router"},
+    {"moe.dispatch", "MoE.dispatch"},
+    {"moe.combine", "MoE.combine"},
+    {"lm_head.output_layer", "MegatronColumnLinear"},
+    {"lm_head.cross_entropy", "MegatronCrossEntropy"},
+    {"mtp.", "MultiTokenPrediction"},
+    {"pp.", "PipelineP2P"},
+}};
+
+std::string Stage(const Op& op) {
+  if (op.phase == Phase::kGradSync || op.phase == Phase::kOptimizer) return "step";
+  std::string_view module = "Unknown";
+  for (const auto& [prefix, name] : kModules) {
+    if (op.name.starts_with(prefix)) {
+      module = name;
+      break;
+    }
+  }
+  const std::string_view direction = op.phase == Phase::kForward    ? "forward"
+                                     : op.phase == Phase::kBackward ? "backward"
+                                                                    : "recompute";
+  return fmt::format("{}.{}", direction, module);
+}
+
+// PP direction (§2.2 `additional`): forward sends go to the next stage, backward to the previous.
+std::string_view Direction(const Op& op) {
+  const bool forward = op.phase == Phase::kForward;
+  if (op.collective == Collective::kSend) return forward ? "send_next" : "send_prev";
+  if (op.collective == Collective::kRecv) return forward ? "recv_prev" : "recv_next";
+  return "";
+}
+
+std::string Peer(const Op& op, Collective which) {
+  return op.collective == which ? fmt::format("{}", op.peer) : "None";
+}
+
+}  // namespace
+
+ExportResult FormatAicbCsv(const graph::StepGraph& graph, int64_t tensor_parallel) {
+  ExportResult result;
+  result.text = std::string(kAicbHeader);
+  std::map<std::string, int64_t> unlabelled;  // group name -> ops, for the diagnostics
+  for (const Op& op : graph.ops) {
+    if (!op.IsComm()) continue;
+    const std::optional<std::string_view> group = CommGroup(op, tensor_parallel);
+    if (!group) ++unlabelled[config::ToString(op.group)];
+    result.text += fmt::format(
+        "CommType.{},CommGroup.{},{},{},{},{},{},{},None,None,None,1\n", CommType(op.collective),
+        group ? *group : config::ToString(op.group) + "_group", op.group_size, op.message_bytes,
+        Stage(op), Peer(op, Collective::kSend), Peer(op, Collective::kRecv), Direction(op));
+  }
+  for (const auto& [group, count] : unlabelled) {
+    result.diagnostics.push_back(
+        fmt::format("AICB has no CommGroup for the {} group: its {} collectives are labelled "
+                    "CommGroup.{}_group, which AICB's replay does not know",
+                    group, count, group));
+  }
+  return result;
+}
+
+ExportResult RenderAicbCsv(const config::ModelConfig& model, const config::TrainingConfig& training,
+                           int64_t rank) {
+  return FormatAicbCsv(graph::BuildStepGraph(model, training, rank), training.parallel.tensor);
+}
+
+}  // namespace trainscope::report

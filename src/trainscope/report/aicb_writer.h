@@ -1,0 +1,29 @@
+// AICB's native workload CSV (reference/workload-formats.md §2.2): one row per collective and
+// point-to-point transfer of one rank's training step, in the step graph's issue order, with
+// AICB's CommType / CommGroup spellings and stage strings. Sizes follow the whole-buffer
+// convention; Megatron-Core's collectives are written as they are, not AICB's recipe (§2.4-§2.6).
+// Pure: returns the text and diagnostics.
+#ifndef TRAINSCOPE_REPORT_AICB_WRITER_H_
+#define TRAINSCOPE_REPORT_AICB_WRITER_H_
+
+#include <cstdint>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/config/training_config.h"
+#include "trainscope/graph/step_graph.h"
+#include "trainscope/report/simai_writer.h"
+
+namespace trainscope::report {
+
+// Formats the communication ops of `graph` as AICB CSV rows; `diagnostics` receives one line per
+// group AICB has no CommGroup for. `tensor_parallel` (t) identifies tp×cp groups that are TP.
+[[nodiscard]] ExportResult FormatAicbCsv(const graph::StepGraph& graph, int64_t tensor_parallel);
+
+// The AICB CSV of global rank `rank`. Precondition: config::Validate() accepted the
+// configuration and 0 <= rank < world size.
+[[nodiscard]] ExportResult RenderAicbCsv(const config::ModelConfig& model,
+                                         const config::TrainingConfig& training, int64_t rank);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_AICB_WRITER_H_

@@ -1,0 +1,125 @@
+// Building blocks of the SimAI rows (reference/workload-formats.md §1.8): an OpPool that hands
+// out the ops of one block by name and remembers which it gave away, the §1.4 token of a
+// collective, and the row patterns of a TP column/row block, the MoE layer, the embedding and the
+// LM head. Internal to report/; an OpPool borrows the roofline and the notes it is given, which
+// must outlive it.
+#ifndef TRAINSCOPE_REPORT_SIMAI_BLOCKS_H_
+#define TRAINSCOPE_REPORT_SIMAI_BLOCKS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainscope/config/rank_mapping.h"
+#include "trainscope/config/training_config.h"
+#include "trainscope/graph/op.h"
+#include "trainscope/report/simai_rows.h"
+
+namespace trainscope::report {
+
+// A collective the SimAI format cannot carry, counted per micro-batch (or per step).
+struct DroppedComm {
+  graph::Collective collective = graph::Collective::kNone;
+  config::GroupKind group = config::GroupKind::kTp;
+  int64_t group_size = 1;
+  int64_t message_bytes = 0;
+  int64_t count = 0;
+};
+
+// Everything left out of a workload, keyed by op name so the report order is fixed.
+struct ExportNotes {
+  std::map<std::string, DroppedComm> dropped;
+  void Drop(const graph::Op& op);
+};
+
+// Which column a collective is written in: fp/ig columns address TP and EP groups, the wg column
+// DP and expert-DP groups (§1.4).
+enum class SimAiColumnKind { kForwardOrInputGrad, kWeightGrad };
+
+// The §1.4 token for `op` in a column of `kind`, or nothing when no SimAI group matches
+// (CP, PP, embedding, send/recv, broadcast). `tensor_parallel` tells whether a tp×cp group is
+// the TP group (c = 1).
+[[nodiscard]] std::optional<std::string> SimAiToken(const graph::Op& op, SimAiColumnKind kind,
+                                                    int64_t tensor_parallel);
+
+// The ops of one block (forward or backward), handed out at most once each.
+class OpPool {
+ public:
+  OpPool(std::vector<graph::Op> ops, const RooflineSpec& roofline);
+
+  // The first unused collective called `name` (and of `group`, when given), or nullptr.
+  [[nodiscard]] const graph::Op* TakeComm(std::string_view name,
+                                          std::optional<config::GroupKind> group = {});
+  [[nodiscard]] bool HasComm(std::string_view name, config::GroupKind group) const;
+  // Roofline seconds of every unused compute op called exactly `name`.
+  [[nodiscard]] double TakeCompute(std::string_view name);
+  // Roofline seconds of every unused compute op.
+  [[nodiscard]] double TakeAllCompute();
+  // Records every unused collective in `notes`. Precondition: all compute was taken.
+  void DropRest(ExportNotes& notes);
+
+ private:
+  std::vector<graph::Op> ops_;
+  std::vector<bool> used_;
+  const RooflineSpec& roofline_;
+};
+
+// Everything the block builders need; borrows the notes, which must outlive it.
+struct BlockContext {
+  int64_t tensor_parallel = 1;
+  bool sequence_parallel = false;
+  ExportNotes* notes = nullptr;
+};
+
+// Writes `op` (if any) into `column` with its token, or records it as dropped.
+void SetComm(SimAiColumn& column, const graph::Op* op, SimAiColumnKind kind,
+             const BlockContext& context);
+
+// Names inside one TP block: the column-parallel and row-parallel linear, and an optional extra
+// TP collective between them (attention's §2.3 QKV gather when t exceeds the KV heads).
+struct TpBlockNames {
+  std::string row_prefix;  // "attn", "gdn", "mlp", "shared_expert", "lm_head"
+  std::string column_linear;
+  std::string row_linear;
+  std::string middle_comm;
+};
+
+// §1.8: three rows per block with SP (*_in, *_regather, *_out), one without; a fourth (second)
+// row carries the middle collective when present.
+void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockNames& names,
+                       const BlockContext& context, std::vector<SimAiRow>& rows);
+
+// §1.8 MoE rows: moe_router, moe_dispatch, moe_etp_gather (ETP > 1), moe_experts, moe_combine.
+void AppendMoeRows(OpPool& forward, OpPool& backward, const BlockContext& context,
+                   std::vector<SimAiRow>& rows);
+
+// The embedding row: SP fp RS / ig AG, without SP fp AR.
+void AppendEmbeddingRow(OpPool& forward, OpPool& backward, const BlockContext& context,
+                        std::vector<SimAiRow>& rows);
+
+// The LM head: the column half of a TP block, then one row per cross-entropy all-reduce.
+void AppendLmHeadRows(OpPool& forward, OpPool& backward, const BlockContext& context,
+                      std::vector<SimAiRow>& rows);
+
+// What the rank's stage holds that the diagnostics mention.
+struct StageFeatures {
+  bool has_gdn = false;
+  bool has_mtp = false;
+  bool has_vision = false;
+};
+
+// The diagnostics of a finished workload, in a fixed order: pipeline parallelism, GDN folding,
+// ETP/EP/expert-DP group mismatches, CP, MTP and vision, then every dropped collective.
+[[nodiscard]] std::vector<std::string> SimAiDiagnostics(const config::TrainingConfig& training,
+                                                        const SimAiWorkload& workload,
+                                                        int64_t pipeline_rank,
+                                                        const ExportNotes& micro_batch_notes,
+                                                        const ExportNotes& step_notes,
+                                                        const StageFeatures& features);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_SIMAI_BLOCKS_H_

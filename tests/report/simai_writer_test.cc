@@ -1,0 +1,274 @@
+// SimAI workload text: goldens, a read-back through the parsing rules of
+// reference/workload-formats.md §1.1-§1.4, row counts of §1.8, and the diagnostics.
+#include "trainscope/report/simai_writer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "simai_test_configs.h"
+#include "trainscope/config/validate.h"
+#include "trainscope/io/hf_config_loader.h"
+
+namespace trainscope::report {
+namespace {
+
+using testing::DenseNoSpCase;
+using testing::DenseSpCase;
+using testing::ExportCase;
+using ::testing::HasSubstr;
+using testing::MoeCase;
+
+// A minimal SimAI reader: header tokens by stream extraction, N, then rows of exactly 12
+// TAB-separated fields.
+struct ParsedWorkload {
+  std::string policy;
+  std::vector<std::string> keys;
+  std::map<std::string, int64_t> values;
+  std::vector<std::vector<std::string>> rows;
+};
+
+std::vector<std::string> SplitTabs(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream stream(line);
+  std::string field;
+  while (std::getline(stream, field, '\t')) fields.push_back(field);
+  return fields;
+}
+
+ParsedWorkload Parse(const std::string& text) {
+  ParsedWorkload parsed;
+  std::istringstream lines(text);
+  std::string header;
+  std::getline(lines, header);
+  std::istringstream tokens(header);
+  tokens >> parsed.policy;
+  std::string key;
+  while (tokens >> key) {
+    int64_t value = 0;
+    tokens >> value;
+    parsed.keys.push_back(key);
+    parsed.values[key] = value;
+  }
+  std::string count;
+  std::getline(lines, count);
+  EXPECT_TRUE(std::regex_match(count, std::regex("[0-9]+"))) << count;
+  std::string line;
+  while (std::getline(lines, line)) parsed.rows.push_back(SplitTabs(line));
+  EXPECT_EQ(parsed.rows.size(), std::stoul(count));
+  return parsed;
+}
+
+ExportResult Render(const ExportCase& c, int64_t rank = 0) {
+  EXPECT_TRUE(config::Validate(c.model, c.training).ok());
+  return RenderSimAiWorkload(c.model, c.training, rank);
+}
+
+int64_t CountRows(const ParsedWorkload& parsed, const std::string& name) {
+  return std::count_if(parsed.rows.begin(), parsed.rows.end(),
+                       [&](const std::vector<std::string>& row) { return row[0] == name; });
+}
+
+std::vector<std::string> RowNames(const ParsedWorkload& parsed) {
+  std::vector<std::string> names;
+  for (const std::vector<std::string>& row : parsed.rows) names.push_back(row[0]);
+  return names;
+}
+
+void ExpectWellFormed(const std::string& text) {
+  const ParsedWorkload parsed = Parse(text);
+  EXPECT_EQ(parsed.policy, "HYBRID_TRANSFORMER_FWD_IN_BCKWD");
+  EXPECT_THAT(parsed.keys, ::testing::ElementsAre(
+                               "model_parallel_NPU_group:", "ep:", "pp:", "vpp:", "ga:",
+                               "all_gpus:", "checkpoints:", "checkpoint_initiates:", "pp_comm:"));
+  const std::set<std::string> tokens = {
+      "NONE",          "ALLREDUCE",       "ALLGATHER",       "REDUCESCATTER",
+      "ALLTOALL",      "ALLREDUCE_EP",    "ALLGATHER_EP",    "REDUCESCATTER_EP",
+      "ALLTOALL_EP",   "ALLREDUCE_DP_EP", "ALLGATHER_DP_EP", "REDUCESCATTER_DP_EP",
+      "ALLTOALL_DP_EP"};
+  const std::regex integer("-?[0-9]+");
+  for (const std::vector<std::string>& row : parsed.rows) {
+    ASSERT_EQ(row.size(), 12u) << row[0];
+    EXPECT_TRUE(std::regex_match(row[0], std::regex("[A-Za-z0-9_]+"))) << row[0];
+    for (const size_t i : {1, 2, 4, 5, 7, 8, 10, 11}) {
+      EXPECT_TRUE(std::regex_match(row[i], integer)) << row[0] << " field " << i + 1;
+    }
+    for (const size_t i : {3, 6, 9}) EXPECT_TRUE(tokens.contains(row[i])) << row[i];
+  }
+}
+
+TEST(SimAiWriterTest, MatchesGoldenDenseSequenceParallel) {
+  testing::ExpectMatchesGolden("simai_qwen3_0.6b_tp2_sp_dp4_ga2.txt", Render(DenseSpCase()).text);
+}
+
+TEST(SimAiWriterTest, MatchesGoldenDenseWithoutSequenceParallel) {
+  testing::ExpectMatchesGolden("simai_qwen3_0.6b_tp2_nosp_dp2.txt", Render(DenseNoSpCase()).text);
+}
+
+TEST(SimAiWriterTest, MatchesGoldenMoeAllToAll) {
+  testing::ExpectMatchesGolden("simai_qwen3_30b_a3b_tp2_sp_ep4.txt", Render(MoeCase()).text);
+}
+
+TEST(SimAiWriterTest, ReadsBackWithTwelveIntegerFieldsAndKnownTokens) {
+  for (const ExportCase& c : {DenseSpCase(), DenseNoSpCase(), MoeCase()}) {
+    ExpectWellFormed(Render(c).text);
+  }
+}
+
+TEST(SimAiWriterTest, IsByteIdenticalAcrossRuns) {
+  EXPECT_EQ(Render(MoeCase()).text, Render(MoeCase()).text);
+  EXPECT_EQ(Render(MoeCase()).diagnostics, Render(MoeCase()).diagnostics);
+}
+
+TEST(SimAiWriterTest, WritesDpRowsFirstInMegatronReverseOrder) {
+  const ParsedWorkload parsed = Parse(Render(DenseSpCase()).text);
+  const std::vector<std::string> names = RowNames(parsed);
+  ASSERT_GE(names.size(), 5u);
+  EXPECT_THAT(std::vector<std::string>(names.begin(), names.begin() + 5),
+              ::testing::ElementsAre("param_gather", "optimizer_step", "norm_grad_allreduce",
+                                     "grad_reduce_scatter", "embedding"));
+  EXPECT_EQ(parsed.rows[0][9], "ALLGATHER");
+  EXPECT_EQ(parsed.rows[2][6], "ALLREDUCE");
+  EXPECT_EQ(parsed.rows[3][9], "REDUCESCATTER");
+  // Gradients reduced in fp32 are twice the bf16 parameter gather.
+  EXPECT_EQ(std::stoll(parsed.rows[3][10]), 2 * std::stoll(parsed.rows[0][10]));
+}
+
+TEST(SimAiWriterTest, WritesThreeRowsPerBlockWithSequenceParallelAndUnrollsGa) {
+  const ExportCase c = DenseSpCase();
+  const ParsedWorkload parsed = Parse(Render(c).text);
+  const int64_t m = 2, layers = c.model.NumLayers();
+  EXPECT_EQ(parsed.values.at("ga:"), m);
+  for (const char* name :
+       {"attn_in", "attn_regather", "attn_out", "mlp_in", "mlp_regather", "mlp_out"}) {
+    EXPECT_EQ(CountRows(parsed, name), m * layers) << name;
+  }
+  // DP rows + m × (embedding + 6 per layer + LM head in/regather + 3 cross-entropy rows).
+  EXPECT_EQ(static_cast<int64_t>(parsed.rows.size()), 4 + m * (1 + 6 * layers + 2 + 3));
+  const int64_t a = 4096 * 1 * c.model.hidden_size * 2;  // A = s·b·h·2
+  const std::vector<std::string>& attn_in = parsed.rows[5];
+  ASSERT_EQ(attn_in[0], "attn_in");
+  EXPECT_EQ(attn_in[3], "ALLGATHER");
+  EXPECT_EQ(std::stoll(attn_in[4]), a);
+  EXPECT_EQ(attn_in[6], "REDUCESCATTER");
+  EXPECT_EQ(parsed.rows[6][6], "ALLGATHER");      // attn_regather
+  EXPECT_EQ(parsed.rows[7][3], "REDUCESCATTER");  // attn_out
+  EXPECT_EQ(parsed.rows[7][6], "ALLGATHER");
+  EXPECT_EQ(parsed.rows[4][3], "REDUCESCATTER");  // embedding
+  EXPECT_EQ(parsed.rows[4][6], "ALLGATHER");
+}
+
+TEST(SimAiWriterTest, WritesOneAllReduceRowPerBlockWithoutSequenceParallel) {
+  const ExportCase c = DenseNoSpCase();
+  const ParsedWorkload parsed = Parse(Render(c).text);
+  const int64_t layers = c.model.NumLayers();
+  EXPECT_EQ(CountRows(parsed, "attn"), layers);
+  EXPECT_EQ(CountRows(parsed, "mlp"), layers);
+  EXPECT_EQ(CountRows(parsed, "attn_in"), 0);
+  // No distributed optimizer: gradient all-reduce, no parameter gather.
+  const std::vector<std::string> names = RowNames(parsed);
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_THAT(std::vector<std::string>(names.begin(), names.begin() + 3),
+              ::testing::ElementsAre("optimizer_step", "norm_grad_allreduce", "grad_allreduce"));
+  for (const std::vector<std::string>& row : parsed.rows) {
+    if (row[0] != "attn" && row[0] != "mlp") continue;
+    EXPECT_EQ(row[3], "ALLREDUCE");
+    EXPECT_EQ(row[6], "ALLREDUCE");
+    EXPECT_EQ(std::stoll(row[4]), 2048 * c.model.hidden_size * 2);
+  }
+}
+
+TEST(SimAiWriterTest, WritesMoeRowsWithMirroredBackwardCollectives) {
+  const ExportCase c = MoeCase();
+  const ParsedWorkload parsed = Parse(Render(c).text);
+  const int64_t layers = c.model.NumLayers();
+  for (const char* name :
+       {"moe_router", "moe_dispatch", "moe_etp_gather", "moe_experts", "moe_combine"}) {
+    EXPECT_EQ(CountRows(parsed, name), layers) << name;
+  }
+  // §1.8 sizes with b = 1, s = 4096, t = 2, k = 8, E = 128, u = 2, e = 4.
+  const int64_t h = c.model.hidden_size, k = 8, s = 4096, t = 2;
+  std::map<std::string, std::vector<std::string>> first;
+  for (const std::vector<std::string>& row : parsed.rows) first.try_emplace(row[0], row);
+  EXPECT_EQ(first["moe_router"][3], "ALLGATHER_EP");
+  EXPECT_EQ(std::stoll(first["moe_router"][4]), 2 * 4 * 128 * 8);
+  EXPECT_EQ(first["moe_dispatch"][3], "ALLTOALL_EP");
+  EXPECT_EQ(std::stoll(first["moe_dispatch"][4]), 2 * s * h * k / t);
+  EXPECT_EQ(first["moe_dispatch"][6], "ALLTOALL_EP");
+  EXPECT_EQ(first["moe_etp_gather"][3], "ALLGATHER");
+  EXPECT_EQ(std::stoll(first["moe_etp_gather"][4]), 2 * s * h * k);
+  EXPECT_EQ(first["moe_etp_gather"][6], "REDUCESCATTER");
+  EXPECT_EQ(first["moe_experts"][3], "REDUCESCATTER");
+  EXPECT_EQ(first["moe_experts"][6], "ALLGATHER");
+  EXPECT_EQ(first["moe_combine"][3], "ALLTOALL_EP");
+  EXPECT_EQ(first["moe_combine"][6], "ALLTOALL_EP");
+  EXPECT_EQ(first["expert_grad_reduce_scatter"][9], "REDUCESCATTER_DP_EP");
+  EXPECT_EQ(first["expert_param_gather"][9], "ALLGATHER_DP_EP");
+}
+
+TEST(SimAiWriterTest, HeaderHoldsRealPipelineValuesAndDiagnosesPipeline) {
+  ExportCase c = DenseSpCase();
+  c.training.parallel.pipeline = 2;
+  c.training.parallel.virtual_stages = 2;
+  c.training.batch.global_batch_size = 8;  // d = 2, m = 4
+  const ExportResult result = Render(c, /*rank=*/7);
+  const ParsedWorkload parsed = Parse(result.text);
+  EXPECT_EQ(parsed.values.at("pp:"), 2);
+  EXPECT_EQ(parsed.values.at("vpp:"), 2);
+  EXPECT_EQ(parsed.values.at("ga:"), 4);
+  EXPECT_EQ(parsed.values.at("pp_comm:"), 4096 * c.model.hidden_size * 2 / 2);  // A/t under SP
+  EXPECT_EQ(CountRows(parsed, "embedding"), 0);  // the last stage has no embedding
+  EXPECT_EQ(CountRows(parsed, "attn_in"), 4 * c.model.NumLayers() / 2);
+  EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("pipeline stage 1 of 2")));
+}
+
+TEST(SimAiWriterTest, DiagnosesEtpDifferentFromTpAndDroppedCollectives) {
+  ExportCase c = MoeCase();
+  c.training.parallel.expert_tensor = 1;
+  const ExportResult result = Render(c);
+  const ParsedWorkload parsed = Parse(result.text);
+  EXPECT_EQ(CountRows(parsed, "moe_etp_gather"), 0);
+  EXPECT_THAT(result.diagnostics,
+              ::testing::Contains(HasSubstr("Megatron's expert-DP group has 4 ranks")));
+  EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("input.broadcast_tokens")));
+}
+
+TEST(SimAiWriterTest, DiagnosesEtpGroupAndContextParallelTraffic) {
+  ExportCase c = MoeCase();
+  c.training.parallel.tensor = 1;
+  c.training.parallel.expert_tensor = 2;
+  c.training.parallel.context = 2;
+  c.training.sequence_parallel = false;
+  ASSERT_TRUE(config::Validate(c.model, c.training).ok());
+  const ExportResult result = RenderSimAiWorkload(c.model, c.training, 0);
+  ExpectWellFormed(result.text);
+  EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("differs from TP 1")));
+  EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("context parallelism (cp = 2)")));
+  EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("attention.cp.")));
+}
+
+TEST(SimAiWriterTest, FoldsGatedDeltaNetIntoTpBlocksAndSaysSo) {
+  ExportCase c{io::LoadPreset("Qwen3.5-2B"), {}};
+  c.training.parallel.world_size = 2;
+  c.training.parallel.tensor = 2;
+  c.training.sequence_parallel = true;
+  c.training.batch.seq_length = 4096;
+  ASSERT_TRUE(config::Validate(c.model, c.training).ok());
+  const ExportResult result = RenderSimAiWorkload(c.model, c.training, 0);
+  ExpectWellFormed(result.text);
+  const ParsedWorkload parsed = Parse(result.text);
+  const int64_t gdn_layers = c.model.CountLayers(config::MixerKind::kGatedDeltaNet);
+  EXPECT_EQ(CountRows(parsed, "gdn_in"), gdn_layers);
+  EXPECT_EQ(CountRows(parsed, "gdn_out"), gdn_layers);
+  EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("Gated DeltaNet")));
+}
+
+}  // namespace
+}  // namespace trainscope::report
