@@ -218,6 +218,12 @@ std::vector<std::string> Spans(GroupKind kind) {
       return {"etp", "ep"};
     case GroupKind::kEmbedding:
       return {"pp"};
+    case GroupKind::kTpDpCp:
+      return {"tp", "cp", "dp"};
+    case GroupKind::kModelParallel:
+      return {"tp", "pp"};
+    case GroupKind::kWorld:
+      return {"tp", "cp", "dp", "pp"};
   }
   return {};
 }
@@ -347,7 +353,18 @@ TEST(RankMappingTest, SpellsGroupKindsInReportOrder) {
   std::vector<std::string> names;
   for (const GroupKind kind : AllGroupKinds()) names.push_back(ToString(kind));
   EXPECT_EQ(names, (std::vector<std::string>{"tp", "cp", "dp", "dp_cp", "pp", "tp_cp", "ep", "etp",
-                                             "edp", "tp_ep", "embedding"}));
+                                             "edp", "tp_ep", "embedding", "tp_dp_cp", "mp"}));
+}
+
+TEST(RankMappingTest, ModelParallelAndTpDpCpGroupsSpanTheirAxes) {
+  // W 16, t 2, c 2, p 2 -> d 2; rank = tp + 2·(cp + 2·(dp + 2·pp)).
+  // mp = {tp, pp} of rank 0: tp 0..1 at pp 0 and pp 1 (offset 8): 0, 1, 8, 9.
+  // tp_dp_cp of rank 0: every rank with pp 0: 0..7. world: all 16.
+  const RankMapping mapping(
+      ParallelSizes{.world_size = 16, .tensor = 2, .pipeline = 2, .context = 2});
+  EXPECT_EQ(mapping.GroupOf(GroupKind::kModelParallel, 0), (std::vector<int64_t>{0, 1, 8, 9}));
+  EXPECT_EQ(mapping.GroupOf(GroupKind::kTpDpCp, 0), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(mapping.GroupSize(GroupKind::kWorld), 16);
 }
 
 TEST(RankMappingDeathTest, RejectsRankOutsideTheWorld) {

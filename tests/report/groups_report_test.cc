@@ -49,7 +49,7 @@ TEST(GroupsReportTest, JsonListsEveryGroupOfEveryKind) {
   EXPECT_EQ(json["sizes"]["edp"], 2);
   EXPECT_EQ(Keys(json["groups"]),
             (std::vector<std::string>{"tp", "cp", "dp", "dp_cp", "pp", "tp_cp", "ep", "etp", "edp",
-                                      "tp_ep", "embedding"}));
+                                      "tp_ep", "embedding", "tp_dp_cp", "mp"}));
   // Groups from the docstring: pp [0,4,8,12], ...; dp [0,2],[1,3],[4,6], ...; embedding is the
   // first and last rank of each pp group.
   EXPECT_EQ(json["groups"]["pp"].get<Groups>(),
@@ -114,7 +114,8 @@ TEST(GroupsReportTest, TextListsSizesAndOneLinePerGroup) {
   EXPECT_THAT(text, HasSubstr("\npp: 4 groups of 4\npp[0]: 0 4 8 12\npp[1]: 1 5 9 13\n"));
   EXPECT_THAT(text, HasSubstr("\ndp[7]: 13 15\n"));
   EXPECT_THAT(text, HasSubstr("\nembedding: 4 groups of 2\nembedding[0]: 0 12\n"));
-  EXPECT_THAT(text, testing::EndsWith("embedding[3]: 3 15\n"));
+  EXPECT_THAT(text, HasSubstr("\nembedding[3]: 3 15\n"));
+  EXPECT_THAT(text, testing::EndsWith("mp[1]: 2 3 6 7 10 11 14 15\n"));
 }
 
 TEST(GroupsReportTest, TextForOneRankShowsCoordinatesAndIndexedGroups) {

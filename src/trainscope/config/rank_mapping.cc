@@ -70,6 +70,12 @@ std::vector<Axis> SpannedAxes(GroupKind kind) {
       return {Axis::kEdp};
     case GroupKind::kTpEp:
       return {Axis::kEtp, Axis::kEp};
+    case GroupKind::kTpDpCp:
+      return {Axis::kTp, Axis::kCp, Axis::kDp};
+    case GroupKind::kModelParallel:
+      return {Axis::kTp, Axis::kPp};
+    case GroupKind::kWorld:
+      return {Axis::kTp, Axis::kCp, Axis::kDp, Axis::kPp};
     case GroupKind::kEmbedding:
       break;
   }
@@ -306,15 +312,22 @@ std::string ToString(GroupKind kind) {
       return "tp_ep";
     case GroupKind::kEmbedding:
       return "embedding";
+    case GroupKind::kTpDpCp:
+      return "tp_dp_cp";
+    case GroupKind::kModelParallel:
+      return "mp";
+    case GroupKind::kWorld:
+      return "world";
   }
   TRAINSCOPE_CHECK(false, "unknown GroupKind");
   return "";
 }
 
 std::vector<GroupKind> AllGroupKinds() {
-  return {GroupKind::kTp,       GroupKind::kCp,   GroupKind::kDp,       GroupKind::kDpCp,
-          GroupKind::kPp,       GroupKind::kTpCp, GroupKind::kEp,       GroupKind::kEtp,
-          GroupKind::kExpertDp, GroupKind::kTpEp, GroupKind::kEmbedding};
+  return {GroupKind::kTp,           GroupKind::kCp,   GroupKind::kDp,        GroupKind::kDpCp,
+          GroupKind::kPp,           GroupKind::kTpCp, GroupKind::kEp,        GroupKind::kEtp,
+          GroupKind::kExpertDp,     GroupKind::kTpEp, GroupKind::kEmbedding, GroupKind::kTpDpCp,
+          GroupKind::kModelParallel};
 }
 
 }  // namespace trainscope::config

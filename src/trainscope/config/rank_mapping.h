@@ -16,17 +16,20 @@
 namespace trainscope::config {
 
 enum class GroupKind {
-  kTp,         // "tp"
-  kCp,         // "cp"
-  kDp,         // "dp"
-  kDpCp,       // "dp_cp": the dense-gradient reduction group
-  kPp,         // "pp"
-  kTpCp,       // "tp_cp": aux-loss statistics
-  kEp,         // "ep"
-  kEtp,        // "etp"
-  kExpertDp,   // "edp": expert-gradient reduction group
-  kTpEp,       // "tp_ep": allgather/flex dispatcher group (ETP x EP)
-  kEmbedding,  // "embedding": first and last PP rank of each PP group
+  kTp,             // "tp"
+  kCp,             // "cp"
+  kDp,             // "dp"
+  kDpCp,           // "dp_cp": the dense-gradient reduction group
+  kPp,             // "pp"
+  kTpCp,           // "tp_cp": aux-loss statistics
+  kEp,             // "ep"
+  kEtp,            // "etp"
+  kExpertDp,       // "edp": expert-gradient reduction group
+  kTpEp,           // "tp_ep": allgather/flex dispatcher group (ETP x EP)
+  kEmbedding,      // "embedding": first and last PP rank of each PP group
+  kTpDpCp,         // "tp_dp_cp": global aux-loss and expert-bias statistics
+  kModelParallel,  // "mp": TP x PP, the model-parallel group (grad-norm statistics)
+  kWorld,          // "world": every rank (grad-norm statistics with the distributed optimizer)
 };
 
 // Coordinates of one rank in both grids.

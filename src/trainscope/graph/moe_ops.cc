@@ -73,9 +73,8 @@ void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
                 c.training.batch.micro_batch_size * counts_bytes);
       return;
     case config::LoadBalancing::kGlobalAuxLoss:
-      // router.py:515-523 reduces over tp×dp×cp. There is no such GroupKind; kDpCp with group
-      // size t·d·c stands for it.
-      sink.Comm("moe.router.global_aux_loss_ar", Collective::kAllReduce, GroupKind::kDpCp,
+      // router.py:515-523 reduces over tp×dp×cp.
+      sink.Comm("moe.router.global_aux_loss_ar", Collective::kAllReduce, GroupKind::kTpDpCp,
                 tp_cp * c.training.parallel.Data(), counts_bytes);
       return;
     case config::LoadBalancing::kSinkhorn:

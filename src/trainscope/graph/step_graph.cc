@@ -466,9 +466,9 @@ int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
   }
   const int64_t tp_dp_cp = sizes.tensor * sizes.Data() * sizes.context;
   if (training.moe.router_enable_expert_bias && params.num_moe_layers > 0 && tp_dp_cp > 1) {
-    // §3.1: fp32 token counts over tp×dp×cp, reported as kDpCp with group_size t·d·c.
+    // §3.1: fp32 token counts over tp×dp×cp.
     after = writer.Add(StepOp("moe.expert_bias_all_reduce", Phase::kGradSync,
-                              Collective::kAllReduce, GroupKind::kDpCp, tp_dp_cp,
+                              Collective::kAllReduce, GroupKind::kTpDpCp, tp_dp_cp,
                               params.num_moe_layers * context.model.moe.num_experts * kFp32Bytes),
                        {after});
   }
@@ -493,9 +493,9 @@ int64_t EmitOptimizerOps(GraphWriter& writer, const RankParams& params,
                          const TrainingConfig& training, int64_t after) {
   const config::ParallelSizes& sizes = training.parallel;
   const bool distributed = training.data_parallel.distributed_optimizer;
-  // Grad-stats group: all ranks with the distributed optimizer (reported as kDpCp, size W),
-  // else the model-parallel group tp×pp (reported as kPp, size t·p).
-  const GroupKind group = distributed ? GroupKind::kDpCp : GroupKind::kPp;
+  // Grad-stats group: all ranks with the distributed optimizer, else the model-parallel group
+  // tp×pp.
+  const GroupKind group = distributed ? GroupKind::kWorld : GroupKind::kModelParallel;
   const int64_t group_size = distributed ? sizes.world_size : sizes.tensor * sizes.pipeline;
   bool has_expert_buffer = false;
   for (const GradBuffer& buffer : params.buffers) {

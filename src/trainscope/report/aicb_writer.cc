@@ -68,6 +68,9 @@ std::optional<std::string_view> CommGroup(const Op& op, int64_t tensor_parallel)
       if (op.group_size == tensor_parallel) return "tp_group";
       return std::nullopt;
     case GroupKind::kCp:
+    case GroupKind::kTpDpCp:
+    case GroupKind::kModelParallel:
+    case GroupKind::kWorld:
       return std::nullopt;
   }
   return std::nullopt;
