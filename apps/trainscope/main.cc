@@ -114,7 +114,7 @@ std::string RenderWorkload(const io::CliRequest& request, const config::ModelCon
     return result.text;
   }
   const graph::StepGraph graph = graph::BuildStepGraph(model, request.training, rank);
-  const int64_t flops = graph::MegatronModelFlopsPerStep(model, request.training);
+  const long double flops = graph::MegatronModelFlopsPerStep(model, request.training);
   if (!request.summary) return report::RenderWorkloadJson(graph, flops);
   return request.json ? report::RenderWorkloadSummaryJson(graph, flops)
                       : report::RenderWorkloadSummaryText(graph, flops);

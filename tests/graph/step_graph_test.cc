@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -376,7 +375,7 @@ TEST(StepGraphTest, BuildingTwiceGivesIdenticalGraphs) {
   EXPECT_EQ(first.pipeline_rank, second.pipeline_rank);
 }
 
-TEST(StepGraphTest, LargeMoeRankGraphBuildsInUnderASecond) {
+TEST(StepGraphTest, BuildsTheLastRankOfALargeMoeCluster) {
   const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
   config::TrainingConfig training = Training(2, 4, 512, 2);  // W = 4096, GBS 1024, m = 2
   training.parallel.expert = 32;
@@ -385,12 +384,10 @@ TEST(StepGraphTest, LargeMoeRankGraphBuildsInUnderASecond) {
   training.batch.seq_length = 4096;
   training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
   training.data_parallel.distributed_optimizer = true;
-  const auto start = std::chrono::steady_clock::now();
+  // Speed is measured in bench/ (BM_BuildStepGraphLargeMoe), never asserted here.
   const StepGraph graph = BuildStepGraph(model, training, 4095);
-  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(graph.pipeline_rank, 3);
   EXPECT_EQ(graph.num_micro_batches, 2);
-  EXPECT_LT(elapsed.count(), 1.0);
 }
 
 TEST(StepGraphTest, MegatronFlopsOfDenseQwen3With8BParameters) {
@@ -403,7 +400,8 @@ TEST(StepGraphTest, MegatronFlopsOfDenseQwen3With8BParameters) {
   const int64_t attention = int64_t{6} * (4096 * (4096 + 2 * 1024) + 4096 * 4096) * 36;
   const int64_t head = int64_t{6} * 4096 * 151936;
   const int64_t core = int64_t{256} * 256 * (6 * 4096) * 36;
-  EXPECT_EQ(MegatronModelFlopsPerStep(model, training), n * (ffn + attention + head) + core);
+  EXPECT_EQ(static_cast<int64_t>(MegatronModelFlopsPerStep(model, training)),
+            n * (ffn + attention + head) + core);
 }
 
 TEST(StepGraphTest, MegatronFlopsOfMoeCountsActiveExperts) {
@@ -416,7 +414,8 @@ TEST(StepGraphTest, MegatronFlopsOfMoeCountsActiveExperts) {
   const int64_t attention = int64_t{6} * (2048 * (4096 + 2 * 512) + 4096 * 2048) * 48;
   const int64_t head = int64_t{6} * 2048 * 152064;
   const int64_t core = int64_t{4} * 256 * 256 * (6 * 4096) * 48;
-  EXPECT_EQ(MegatronModelFlopsPerStep(model, training), n * (ffn + attention + head) + core);
+  EXPECT_EQ(static_cast<int64_t>(MegatronModelFlopsPerStep(model, training)),
+            n * (ffn + attention + head) + core);
 }
 
 TEST(StepGraphTest, MegatronFlopsOfGdnHybridCountsTheMtpLayerAsLinearAttention) {
@@ -436,8 +435,30 @@ TEST(StepGraphTest, MegatronFlopsOfGdnHybridCountsTheMtpLayerAsLinearAttention) 
   const int64_t mtp = int64_t{6} * 1 * (3 * 2048 + 2 * 2048 * 2048);
   const int64_t head = int64_t{6} * 2048 * 248320 * 2;
   const int64_t core = int64_t{256} * 256 * (6 * 4096) * 10;
-  EXPECT_EQ(MegatronModelFlopsPerStep(model, training),
+  EXPECT_EQ(static_cast<int64_t>(MegatronModelFlopsPerStep(model, training)),
             n * (ffn + gdn + attention + mtp + head) + core);
+}
+
+}  // namespace
+}  // namespace trainscope::graph
+
+namespace trainscope::graph {
+namespace {
+
+TEST(StepGraphTest, MegatronFlopsStayExactBeyondInt64) {
+  // Qwen3.5-397B-A17B, GBS 65536 x 4096 tokens: ~6 x 17e9 x 2.7e8 ~ 2.7e19 FLOPs, above
+  // 2^63 ~ 9.2e18. The formula is linear in GBS, so it must equal 16 x the value at GBS 4096
+  // (which fits in int64) exactly.
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 131072, .tensor = 4, .pipeline = 4, .expert = 64,
+                       .expert_tensor = 1};
+  training.batch = {.micro_batch_size = 1, .global_batch_size = 65536, .seq_length = 4096};
+  const long double large = MegatronModelFlopsPerStep(model, training);
+  training.batch.global_batch_size = 4096;
+  const long double small = MegatronModelFlopsPerStep(model, training);
+  EXPECT_GT(large, 9223372036854775807.0L);
+  EXPECT_EQ(large, 16 * small);
 }
 
 }  // namespace

@@ -597,37 +597,37 @@ FlopsLayerCounts CountFlopsLayers(const config::ModelConfig& model) {
 
 }  // namespace
 
-int64_t MegatronModelFlopsPerStep(const config::ModelConfig& model,
-                                  const TrainingConfig& training) {
+long double MegatronModelFlopsPerStep(const config::ModelConfig& model,
+                                      const TrainingConfig& training) {
+  using Wide = __int128;  // Megatron computes with Python ints; 64 bits overflow at scale
   const config::ParallelSizes& sizes = training.parallel;
-  const int64_t s = training.batch.seq_length;
-  const int64_t gbs =
+  const Wide s = training.batch.seq_length;
+  const Wide gbs =
       training.batch.global_batch_size.value_or(training.batch.micro_batch_size * sizes.Data());
-  const int64_t tokens = CheckedMul(gbs, s, "model FLOPs");  // N
-  const int64_t h = model.hidden_size;
-  const int64_t mtp = model.num_mtp_layers;
-  const int64_t vocab =
+  const Wide tokens = gbs * s;  // N
+  const Wide h = model.hidden_size;
+  const Wide mtp = model.num_mtp_layers;
+  const Wide vocab =
       PaddedVocabSize(model.vocab_size, sizes.tensor, training.make_vocab_size_divisible_by);
   const FlopsLayerCounts n = CountFlopsLayers(model);
   const config::AttentionConfig& a = model.attention;
   const config::GdnConfig& g = model.gdn;
   const config::MoeConfig& moe = model.moe;
   constexpr int64_t kSwiGlu = 3;  // f (training.py:1070)
-  const int64_t ffn = 6 * h *
-                      (model.ffn_hidden_size * kSwiGlu * n.dense +
-                       (moe.expert_ffn_hidden_size * moe.top_k * kSwiGlu +
-                        moe.shared_expert_ffn_hidden_size * kSwiGlu) *
-                           n.moe);
-  const int64_t attention_linear =
-      6 * (h * (a.QueryWidth() + 2 * a.KvWidth() + a.GateWidth()) + a.QueryWidth() * h);
-  const int64_t gdn_linear =
-      6 * (h * g.InProjWidth() + g.conv_kernel * g.ConvChannels() +
-           4 * g.num_value_heads * g.value_head_dim * g.value_head_dim + h * g.ValueWidth());
-  const int64_t per_token = ffn + gdn_linear * n.linear + attention_linear * n.softmax +
-                            6 * mtp * (3 * h + 2 * h * h) + 6 * h * vocab * (mtp + 1);
-  const int64_t core = CheckedMul(CheckedMul(tokens, s, "model FLOPs"),
-                                  6 * a.QueryWidth() * n.softmax, "model FLOPs");
-  return CheckedAdd(CheckedMul(tokens, per_token, "model FLOPs"), core, "model FLOPs");
+  const Wide ffn = 6 * h *
+                   (Wide{model.ffn_hidden_size} * kSwiGlu * n.dense +
+                    (Wide{moe.expert_ffn_hidden_size} * moe.top_k * kSwiGlu +
+                     Wide{moe.shared_expert_ffn_hidden_size} * kSwiGlu) *
+                        n.moe);
+  const Wide attention_linear =
+      6 * (h * (a.QueryWidth() + 2 * a.KvWidth() + a.GateWidth()) + Wide{a.QueryWidth()} * h);
+  const Wide gdn_linear =
+      6 * (h * g.InProjWidth() + Wide{g.conv_kernel} * g.ConvChannels() +
+           Wide{4} * g.num_value_heads * g.value_head_dim * g.value_head_dim + h * g.ValueWidth());
+  const Wide per_token = ffn + gdn_linear * n.linear + attention_linear * n.softmax +
+                         6 * mtp * (3 * h + 2 * h * h) + 6 * h * vocab * (mtp + 1);
+  const Wide core = tokens * s * 6 * a.QueryWidth() * n.softmax;
+  return static_cast<long double>(tokens * per_token + core);
 }
 
 }  // namespace trainscope::graph

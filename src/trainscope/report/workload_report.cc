@@ -37,11 +37,25 @@ void AppendOp(const Op& op, fmt::memory_buffer& out) {
   fmt::format_to(std::back_inserter(out), R"("deps": [{}]}})", fmt::join(op.deps, ", "));
 }
 
+// FLOP counts as JSON: an exact integer when it fits in int64, else a double.
+Json FlopsJson(long double flops) {
+  constexpr long double kInt64Limit = 9223372036854775807.0L;
+  if (flops < kInt64Limit) return Json(static_cast<int64_t>(flops));
+  return Json(static_cast<double>(flops));
+}
+
+// The same for text: thousands separators below 2^63, scientific notation above.
+std::string FlopsText(long double flops) {
+  constexpr long double kInt64Limit = 9223372036854775807.0L;
+  if (flops < kInt64Limit) return WithThousands(static_cast<int64_t>(flops));
+  return fmt::format("{:.6e}", static_cast<double>(flops));
+}
+
 Json TotalsJson(const WorkloadTotals& totals) {
   Json bytes_by_group = Json::object();
   for (const auto& [group, bytes] : totals.comm_bytes_by_group) bytes_by_group[group] = bytes;
-  return Json{{"megatron_model_flops_per_step", totals.megatron_model_flops_per_step},
-              {"op_flops", totals.op_flops},
+  return Json{{"megatron_model_flops_per_step", FlopsJson(totals.megatron_model_flops_per_step)},
+              {"op_flops", FlopsJson(totals.op_flops)},
               {"compute_bytes", totals.compute_bytes},
               {"num_compute_ops", totals.num_compute_ops},
               {"num_comm_ops", totals.num_comm_ops},
@@ -50,7 +64,8 @@ Json TotalsJson(const WorkloadTotals& totals) {
 
 }  // namespace
 
-WorkloadTotals SumWorkload(const graph::StepGraph& graph, int64_t megatron_model_flops_per_step) {
+WorkloadTotals SumWorkload(const graph::StepGraph& graph,
+                           long double megatron_model_flops_per_step) {
   WorkloadTotals totals;
   totals.megatron_model_flops_per_step = megatron_model_flops_per_step;
   for (const Op& op : graph.ops) {
@@ -77,7 +92,7 @@ std::map<CollectiveKey, int64_t> CountCollectives(const graph::StepGraph& graph)
 }
 
 std::string RenderWorkloadJson(const graph::StepGraph& graph,
-                               int64_t megatron_model_flops_per_step) {
+                               long double megatron_model_flops_per_step) {
   fmt::memory_buffer out;
   fmt::format_to(std::back_inserter(out),
                  "{{\n  \"rank\": {},\n  \"pipeline_rank\": {},\n  \"num_micro_batches\": {},\n"
@@ -93,7 +108,7 @@ std::string RenderWorkloadJson(const graph::StepGraph& graph,
 }
 
 std::string RenderWorkloadSummaryJson(const graph::StepGraph& graph,
-                                      int64_t megatron_model_flops_per_step) {
+                                      long double megatron_model_flops_per_step) {
   Json entries = Json::array();
   for (const auto& [key, count] : CountCollectives(graph)) {
     const auto& [phase, collective, group, group_size, message_bytes] = key;
@@ -114,14 +129,14 @@ std::string RenderWorkloadSummaryJson(const graph::StepGraph& graph,
 }
 
 std::string RenderWorkloadSummaryText(const graph::StepGraph& graph,
-                                      int64_t megatron_model_flops_per_step) {
+                                      long double megatron_model_flops_per_step) {
   const WorkloadTotals totals = SumWorkload(graph, megatron_model_flops_per_step);
   std::string out = fmt::format(
       "rank {} (pipeline stage {}), {} micro-batches, {} ops ({} compute, {} communication)\n"
       "megatron model FLOPs per step (all ranks) {}\nop FLOPs on this rank {}\n\n",
       graph.rank, graph.pipeline_rank, graph.num_micro_batches, graph.ops.size(),
-      totals.num_compute_ops, totals.num_comm_ops,
-      WithThousands(totals.megatron_model_flops_per_step), WithThousands(totals.op_flops));
+      totals.num_compute_ops, totals.num_comm_ops, FlopsText(totals.megatron_model_flops_per_step),
+      FlopsText(totals.op_flops));
   out += fmt::format("  {:<10}{:<16}{:<10}{:>6}{:>18}{:>8}\n", "phase", "collective", "group",
                      "size", "message_bytes", "count");
   for (const auto& [key, count] : CountCollectives(graph)) {

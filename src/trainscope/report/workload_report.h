@@ -15,8 +15,8 @@ namespace trainscope::report {
 
 // Step totals of one rank.
 struct WorkloadTotals {
-  int64_t megatron_model_flops_per_step = 0;  // whole model, Megatron's convention
-  int64_t op_flops = 0;                       // sum over this rank's compute ops
+  long double megatron_model_flops_per_step = 0;  // whole model, Megatron's convention
+  long double op_flops = 0;  // sum over this rank's compute ops (exact below 2^64)
   int64_t compute_bytes = 0;
   int64_t num_compute_ops = 0;
   int64_t num_comm_ops = 0;
@@ -27,16 +27,16 @@ struct WorkloadTotals {
 using CollectiveKey = std::tuple<graph::Phase, graph::Collective, std::string, int64_t, int64_t>;
 
 [[nodiscard]] WorkloadTotals SumWorkload(const graph::StepGraph& graph,
-                                         int64_t megatron_model_flops_per_step);
+                                         long double megatron_model_flops_per_step);
 // Counts of each distinct collective of the graph.
 [[nodiscard]] std::map<CollectiveKey, int64_t> CountCollectives(const graph::StepGraph& graph);
 
 [[nodiscard]] std::string RenderWorkloadJson(const graph::StepGraph& graph,
-                                             int64_t megatron_model_flops_per_step);
+                                             long double megatron_model_flops_per_step);
 [[nodiscard]] std::string RenderWorkloadSummaryJson(const graph::StepGraph& graph,
-                                                    int64_t megatron_model_flops_per_step);
+                                                    long double megatron_model_flops_per_step);
 [[nodiscard]] std::string RenderWorkloadSummaryText(const graph::StepGraph& graph,
-                                                    int64_t megatron_model_flops_per_step);
+                                                    long double megatron_model_flops_per_step);
 
 }  // namespace trainscope::report
 
