@@ -500,5 +500,178 @@ TEST(LayerOpsTest, MtpLayerGathersTheConcatenatedInput) {
   EXPECT_TRUE(MtpForward(MakeLayerOpContext(io::LoadPreset("Qwen3-8B"), training)).empty());
 }
 
+// Index of the op called `name` in `ops`, or -1.
+int64_t IndexOf(const std::vector<Op>& ops, const std::string& name) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].name == name) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+std::vector<std::string> ComputeNames(const std::vector<Op>& ops) {
+  std::vector<std::string> names;
+  for (const Op& op : ops) {
+    if (!op.IsComm()) names.push_back(op.name);
+  }
+  return names;
+}
+
+// docs/workload.md element-wise constants: RMSNorm 4 FLOPs and 2·2 B per element. Qwen3-8B
+// (h = 4096), s = 4096, b = 1, t = 2. With SP the norm runs on the s·b/t = 2048-token shard:
+// 2048·4096 = 8,388,608 elements -> 33,554,432 FLOPs and bytes, before the column AG.
+// Without SP on all 4096 tokens: 67,108,864. Backward 2x.
+TEST(LayerOpsTest, InputNormRunsOnTheSequenceShardBeforeTheGatherUnderSp) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const config::TrainingConfig sp_training = Training(2, true);
+  const LayerOpContext sp = MakeLayerOpContext(model, sp_training);
+  const std::vector<Op> fwd = DecoderLayerForward(sp, 0);
+  for (const char* name : {"attention.input_norm", "mlp.input_norm"}) {
+    EXPECT_EQ(Named(fwd, name).flops, 33'554'432) << name;
+    EXPECT_EQ(Named(fwd, name).bytes, 33'554'432) << name;
+  }
+  EXPECT_LT(IndexOf(fwd, "attention.input_norm"), IndexOf(fwd, "attention.linear_qkv.ag_input"));
+  EXPECT_LT(IndexOf(fwd, "mlp.input_norm"), IndexOf(fwd, "mlp.linear_fc1.ag_input"));
+  const std::vector<Op> bwd = DecoderLayerBackward(sp, 0);
+  EXPECT_EQ(Named(bwd, "attention.input_norm.backward").bytes, 67'108'864);
+  EXPECT_EQ(bwd.back().name, "attention.input_norm.backward");  // after the qkv wgrad
+  const config::TrainingConfig no_sp_training = Training(2, false);
+  const LayerOpContext no_sp = MakeLayerOpContext(model, no_sp_training);
+  const Op& norm = Named(DecoderLayerForward(no_sp, 0), "attention.input_norm");
+  EXPECT_EQ(norm.flops, 67'108'864);
+  EXPECT_EQ(norm.bytes, 67'108'864);
+}
+
+// Qwen3-8B (n = 32, g = 8, d_h = 128) at t = 2: n/t = 16, g_l = 4, over s·b = 4096 gathered
+// tokens. q_norm 4096·16·128 = 8,388,608 elements -> 33,554,432 FLOPs and bytes; k_norm
+// 4096·4·128 = 2,097,152 -> 8,388,608. RoPE on the 20 heads: FLOPs 4096·20·128·3 = 31,457,280,
+// bytes 4096·20·128·4 = 41,943,040.
+TEST(LayerOpsTest, QkNormAndRopeRunOnTheLocalHeadsAfterLinearQkv) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, Training(2, true)), 0);
+  EXPECT_EQ(Named(fwd, "attention.q_norm").flops, 33'554'432);
+  EXPECT_EQ(Named(fwd, "attention.q_norm").bytes, 33'554'432);
+  EXPECT_EQ(Named(fwd, "attention.k_norm").flops, 8'388'608);
+  EXPECT_EQ(Named(fwd, "attention.k_norm").bytes, 8'388'608);
+  EXPECT_EQ(Named(fwd, "attention.rope").flops, 31'457'280);
+  EXPECT_EQ(Named(fwd, "attention.rope").bytes, 41'943'040);
+  EXPECT_LT(IndexOf(fwd, "attention.linear_qkv"), IndexOf(fwd, "attention.q_norm"));
+  EXPECT_LT(IndexOf(fwd, "attention.k_norm"), IndexOf(fwd, "attention.rope"));
+  EXPECT_LT(IndexOf(fwd, "attention.rope"), IndexOf(fwd, "attention.core"));
+  config::ModelConfig no_qk = model;
+  no_qk.attention.qk_norm = false;
+  const config::TrainingConfig training = Training(2, true);
+  EXPECT_FALSE(
+      HasOp(DecoderLayerForward(MakeLayerOpContext(no_qk, training), 0), "attention.q_norm"));
+}
+
+// Qwen3.5-9B (d_h = 256, partial_rotary_factor 0.25, n/t = 8, g/t = 2) at t = 2: FLOPs over the
+// 64 rotated dims 4096·10·64·3 = 7,864,320, bytes over all 256: 4096·10·256·4 = 41,943,040.
+TEST(LayerOpsTest, PartialRotaryCountsFlopsOnTheRotatedDims) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, Training(2, true)), 3);
+  EXPECT_EQ(Named(fwd, "attention.rope").flops, 7'864'320);
+  EXPECT_EQ(Named(fwd, "attention.rope").bytes, 41'943'040);
+}
+
+// SwiGLU 6 FLOPs and 3·2 B per output element. Qwen3-8B (F = 12288) at t = 2: fc1 gives
+// 2F/t = 12288 columns, the activation F/t = 6144 over 4096 rows = 25,165,824 elements ->
+// 150,994,944 FLOPs and bytes; backward 2x.
+TEST(LayerOpsTest, SwiGluActivationSitsBetweenFc1AndFc2) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "mlp.activation").flops, 150'994'944);
+  EXPECT_EQ(Named(fwd, "mlp.activation").bytes, 150'994'944);
+  EXPECT_EQ(IndexOf(fwd, "mlp.activation"), IndexOf(fwd, "mlp.linear_fc1") + 1);
+  EXPECT_EQ(IndexOf(fwd, "mlp.linear_fc2"), IndexOf(fwd, "mlp.activation") + 1);
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  EXPECT_EQ(Named(bwd, "mlp.activation.backward").flops, 2 * 150'994'944);
+  EXPECT_EQ(IndexOf(bwd, "mlp.activation.backward"), IndexOf(bwd, "mlp.linear_fc2.wgrad") + 1);
+}
+
+// docs/workload.md: a Qwen3 dense layer forward has 11 compute ops and 15 in backward.
+TEST(LayerOpsTest, DenseLayerHasElevenForwardComputeOps) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  EXPECT_EQ(ComputeNames(DecoderLayerForward(context, 0)),
+            (std::vector<std::string>{"attention.input_norm", "attention.linear_qkv",
+                                      "attention.q_norm", "attention.k_norm", "attention.rope",
+                                      "attention.core", "attention.linear_proj", "mlp.input_norm",
+                                      "mlp.linear_fc1", "mlp.activation", "mlp.linear_fc2"}));
+  EXPECT_EQ(ComputeNames(DecoderLayerBackward(context, 0)).size(), 15u);
+}
+
+// §12 worked example (Qwen3-30B-A3B, T = 2048, k = 8, h = 2048, e = 8, u = 1): the permute
+// gathers T·k = 16,384 rows of h, 33,554,432 elements, reading and writing 2 B each:
+// 134,217,728 bytes, no FLOPs. The unpermute adds the 16,384 rows back into T rows: 33,554,432
+// FLOPs, (16,384 + 2048)·2048·2 = 75,497,472 bytes. E/e = 16 local experts, so the rows are also
+// sorted by expert (134,217,728 bytes). Expert SwiGLU with probs: 16,384·768 = 12,582,912
+// elements · 7 = 88,080,384 FLOPs.
+TEST(LayerOpsTest, MoePermuteMovesTopKRowsOfHidden) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  const config::TrainingConfig training = WorkedExampleTraining();
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "moe.permute").bytes, 134'217'728);
+  EXPECT_EQ(Named(fwd, "moe.permute").flops, 0);
+  EXPECT_EQ(Named(fwd, "moe.unpermute").flops, 33'554'432);
+  EXPECT_EQ(Named(fwd, "moe.unpermute").bytes, 75'497'472);
+  EXPECT_EQ(Named(fwd, "moe.sort_chunks").bytes, 134'217'728);
+  EXPECT_EQ(Named(fwd, "moe.experts.activation").flops, 88'080'384);
+  EXPECT_LT(IndexOf(fwd, "moe.permute"), IndexOf(fwd, "moe.dispatch.a2a_tokens"));
+  EXPECT_GT(IndexOf(fwd, "moe.unpermute"), IndexOf(fwd, "moe.combine.a2a_tokens"));
+  EXPECT_LT(IndexOf(fwd, "moe.input_norm"), IndexOf(fwd, "moe.router"));
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  EXPECT_EQ(Named(bwd, "moe.permute.backward").bytes, 2 * 134'217'728);
+  EXPECT_EQ(bwd.front().name, "moe.unpermute.backward");
+  EXPECT_EQ(bwd.back().name, "attention.input_norm.backward");
+}
+
+// Selective `layernorm` replays only separate norm modules (a MoE layer's pre-MLP norm), `moe_act`
+// the expert activation; full recompute replays every element-wise op.
+TEST(LayerOpsTest, SelectiveRecomputeReplaysNormAndActivationModules) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  training.recompute.modules = {"layernorm", "moe_act"};
+  const std::vector<Op> ops = DecoderLayerRecompute(MakeLayerOpContext(model, training), 0, false);
+  EXPECT_EQ(ComputeNames(ops),
+            (std::vector<std::string>{"moe.input_norm", "moe.experts.activation"}));
+  const config::ModelConfig dense = io::LoadPreset("Qwen3-8B");
+  EXPECT_TRUE(
+      DecoderLayerRecompute(MakeLayerOpContext(dense, training), 0, false).empty());  // fused
+}
+
+// The final norm precedes the LM head's AG; Qwen3.5-9B's MTP layer adds enorm, hnorm and its
+// own final norm, each on the 2048-token SP shard of h = 4096 (33,554,432 bytes).
+TEST(LayerOpsTest, FinalAndMtpNormsRunOnTheSequenceShard) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  const config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> head = LmHeadAndLossForward(context);
+  EXPECT_LT(IndexOf(head, "lm_head.final_norm"), IndexOf(head, "lm_head.output_layer.ag_input"));
+  EXPECT_EQ(Named(head, "lm_head.final_norm").bytes, 33'554'432);
+  EXPECT_EQ(LmHeadAndLossBackward(context).back().name, "lm_head.final_norm.backward");
+  const std::vector<Op> mtp = MtpForward(context);
+  for (const char* name : {"mtp.enorm", "mtp.hnorm", "mtp.final_norm"}) {
+    EXPECT_EQ(Named(mtp, name).bytes, 33'554'432) << name;
+  }
+  EXPECT_LT(IndexOf(mtp, "mtp.hnorm"), IndexOf(mtp, "mtp.eh_proj"));
+  EXPECT_TRUE(HasOp(MtpBackward(context), "mtp.enorm.backward"));
+}
+
+// GDN gated out-norm (10 FLOPs, 3·2 B per element) on the local value heads: Qwen3.5-9B at t = 2,
+// vd/t = 2048 over 4096 tokens = 8,388,608 elements -> 83,886,080 FLOPs, 50,331,648 bytes.
+TEST(LayerOpsTest, GdnOutNormHasABackward) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  const config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  EXPECT_EQ(Named(DecoderLayerForward(context, 0), "gdn.out_norm").flops, 83'886'080);
+  EXPECT_EQ(Named(DecoderLayerForward(context, 0), "gdn.out_norm").bytes, 50'331'648);
+  EXPECT_EQ(Named(DecoderLayerBackward(context, 0), "gdn.out_norm.backward").bytes, 2 * 50'331'648);
+}
+
 }  // namespace
 }  // namespace trainscope::graph

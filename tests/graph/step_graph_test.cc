@@ -1,6 +1,7 @@
 // Step graph against reference/megatron-semantics.md §4 (pipeline schedules and p2p), §5 (DP
-// gradient sync), §4.6 (embedding group) and §8.1 (Megatron FLOPs). Every expected value is
-// derived here by hand from those formulas and the model dimensions, not from the code.
+// gradient sync; §5.4 Megatron-FSDP), §4.6 (embedding group) and §8.1 (Megatron FLOPs). Every
+// expected value is derived here by hand from those formulas and the model dimensions, not from
+// the code.
 #include "trainscope/graph/step_graph.h"
 
 #include <gtest/gtest.h>
@@ -451,14 +452,190 @@ TEST(StepGraphTest, MegatronFlopsStayExactBeyondInt64) {
   // (which fits in int64) exactly.
   const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
   config::TrainingConfig training;
-  training.parallel = {.world_size = 131072, .tensor = 4, .pipeline = 4, .expert = 64,
-                       .expert_tensor = 1};
+  training.parallel = {
+      .world_size = 131072, .tensor = 4, .pipeline = 4, .expert = 64, .expert_tensor = 1};
   training.batch = {.micro_batch_size = 1, .global_batch_size = 65536, .seq_length = 4096};
   const long double large = MegatronModelFlopsPerStep(model, training);
   training.batch.global_batch_size = 4096;
   const long double small = MegatronModelFlopsPerStep(model, training);
   EXPECT_GT(large, 9223372036854775807.0L);
   EXPECT_EQ(large, 16 * small);
+}
+
+// Qwen3-8B at t = 2, d = 4 (W = 8), m = 2 under Megatron-FSDP with `strategy` (§5.4).
+config::TrainingConfig FsdpTraining(config::FsdpStrategy strategy) {
+  config::TrainingConfig training = Training(2, 1, 4, 2);
+  training.data_parallel.distributed_optimizer = true;
+  training.data_parallel.megatron_fsdp = true;
+  training.data_parallel.fsdp_strategy = strategy;
+  return training;
+}
+
+// Qwen3-8B, one decoder layer at t = 2: h = 4096, q = 32·128 = 4096, kv = 8·128 = 1024,
+// F = 12288. qkv (4096+2·1024)·4096/2, proj 4096·4096/2, fc1 2·12288·4096/2, fc2 4096·12288/2,
+// replicated input/pre-MLP norms 2·4096 and q/k norms 2·128.
+constexpr int64_t kQwen3With8BLayerNumel = (4096 + 2 * 1024) * 4096 / 2 + 4096 * 4096 / 2 +
+                                           2 * 12288 * 4096 / 2 + 4096 * 12288 / 2 + 2 * 4096 +
+                                           2 * 128;  // 96,477,440
+// Root unit: untied embedding and output layer, V = ceil(151936/256)·256 = 152,064 rows split
+// over t = 2, plus the final norm.
+constexpr int64_t kQwen3With8BRootNumel = 2 * (152064 / 2) * 4096 + 4096;
+
+std::vector<Op> Matching(const StepGraph& graph, Collective collective, int64_t layer,
+                         int64_t micro_batch) {
+  std::vector<Op> out;
+  for (const Op& op : graph.ops) {
+    if (op.collective == collective && op.layer == layer && op.micro_batch == micro_batch) {
+      out.push_back(op);
+    }
+  }
+  return out;
+}
+
+TEST(StepGraphTest, MegatronFsdpGathersEachLayerTwiceAndReduceScattersItOncePerMicroBatch) {
+  const StepGraph graph = BuildStepGraph(io::LoadPreset("Qwen3-8B"),
+                                         FsdpTraining(config::FsdpStrategy::kOptimGradsParams), 0);
+  // §5.4 optim_grads_params: AG before forward, AG before backward, RS after backward; bf16
+  // params and grad-comm dtype `auto` = bf16, whatever grad_reduce_in_fp32 says.
+  for (int64_t layer = 0; layer < 36; ++layer) {
+    for (int64_t micro_batch = 0; micro_batch < 2; ++micro_batch) {
+      const std::vector<Op> ag = Matching(graph, Collective::kAllGather, layer, micro_batch);
+      const std::vector<Op> rs = Matching(graph, Collective::kReduceScatter, layer, micro_batch);
+      // Without SP and with g = 8 >= t the layer has no TP all-gather or reduce-scatter.
+      ASSERT_EQ(ag.size(), 2u);
+      ASSERT_EQ(rs.size(), 1u);
+      EXPECT_EQ(ag[0].phase, Phase::kForward);
+      EXPECT_EQ(ag[1].phase, Phase::kBackward);
+      EXPECT_EQ(rs[0].phase, Phase::kBackward);
+      EXPECT_EQ(rs[0].name, "fsdp.grad_reduce_scatter");
+      for (const Op& op : {ag[0], ag[1], rs[0]}) {
+        EXPECT_EQ(op.group, GroupKind::kDpCp);
+        EXPECT_EQ(op.group_size, 4);
+        EXPECT_EQ(op.message_bytes, kQwen3With8BLayerNumel * 2);
+      }
+    }
+  }
+  EXPECT_TRUE(Named(graph, "dp.grad_reduce_scatter").empty());
+  EXPECT_TRUE(Named(graph, "dp.param_all_gather").empty());
+  EXPECT_EQ(Named(graph, "fsdp.param_all_gather").size(), 36u * 2 * 2);  // none after the step
+}
+
+TEST(StepGraphTest, MegatronFsdpGathersJustBeforeTheLayerAndReducesJustAfterItsBackward) {
+  const StepGraph graph = BuildStepGraph(io::LoadPreset("Qwen3-8B"),
+                                         FsdpTraining(config::FsdpStrategy::kOptimGradsParams), 0);
+  // §5.4 hooks: pre-forward unshard, pre-backward unshard, post-backward reduce. Layer 5,
+  // micro-batch 1: the forward AG is followed by the layer's first forward op, the backward AG
+  // by its first backward op, and the RS follows its last backward op.
+  std::vector<const Op*> layer_ops;
+  for (const Op& op : graph.ops) {
+    if (op.layer == 5 && op.micro_batch == 1) layer_ops.push_back(&op);
+  }
+  ASSERT_GE(layer_ops.size(), 4u);
+  EXPECT_EQ(layer_ops.front()->name, "fsdp.param_all_gather");
+  EXPECT_EQ(layer_ops.back()->name, "fsdp.grad_reduce_scatter");
+  size_t backward_gather = 0;
+  for (size_t i = 1; i < layer_ops.size(); ++i) {
+    if (layer_ops[i]->phase == Phase::kBackward && layer_ops[i - 1]->phase == Phase::kForward) {
+      backward_gather = i;
+    }
+  }
+  EXPECT_EQ(layer_ops[backward_gather]->name, "fsdp.param_all_gather");
+  EXPECT_EQ(layer_ops[1]->deps, std::vector<int64_t>{layer_ops[0]->id});
+}
+
+TEST(StepGraphTest, MegatronFsdpGathersTheRootUnitBeforeTheFirstForwardAndReducesItAtTheEnd) {
+  const StepGraph graph = BuildStepGraph(io::LoadPreset("Qwen3-8B"),
+                                         FsdpTraining(config::FsdpStrategy::kOptimGradsParams), 0);
+  ASSERT_FALSE(graph.ops.empty());
+  EXPECT_EQ(graph.ops.front().name, "fsdp.root_param_all_gather");
+  EXPECT_EQ(graph.ops.front().message_bytes, kQwen3With8BRootNumel * 2);
+  const std::vector<Op> rs = Named(graph, "fsdp.root_grad_reduce_scatter");
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].phase, Phase::kGradSync);
+  EXPECT_EQ(rs[0].micro_batch, -1);
+  EXPECT_EQ(rs[0].message_bytes, kQwen3With8BRootNumel * 2);
+}
+
+TEST(StepGraphTest, MegatronFsdpGathersExpertParametersOverExpertDataParallel) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = Training(2, 1, 8, 1);
+  training.parallel.expert = 8;
+  training.parallel.expert_tensor = 1;
+  training.sequence_parallel = true;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.data_parallel.distributed_optimizer = true;
+  training.data_parallel.megatron_fsdp = true;
+  const StepGraph graph = BuildStepGraph(model, training, 0);
+  // W = 16, d_e = 16/(1·8·1) = 2: 128/8 = 16 local experts, each fc1 2·768·2048 + fc2 2048·768.
+  const int64_t expert = int64_t{16} * (2 * 768 * 2048 + 2048 * 768);
+  // Dense part at t = 2 over d·c = 8: qkv (4096+2·512)·2048/2, proj 2048·4096/2, replicated
+  // router 128·2048, norms 2·2048 + 2·128.
+  const int64_t dense =
+      (4096 + 2 * 512) * 2048 / 2 + 2048 * 4096 / 2 + 128 * 2048 + 2 * 2048 + 2 * 128;
+  const std::vector<Op> ag = Named(graph, "fsdp.expert_param_all_gather");
+  ASSERT_EQ(ag.size(), 48u * 2);
+  EXPECT_EQ(ag[0].group, GroupKind::kExpertDp);
+  EXPECT_EQ(ag[0].group_size, 2);
+  EXPECT_EQ(ag[0].message_bytes, expert * 2);
+  const std::vector<Op> rs = Named(graph, "fsdp.expert_grad_reduce_scatter");
+  ASSERT_EQ(rs.size(), 48u);
+  EXPECT_EQ(rs[0].message_bytes, expert * 2);
+  const std::vector<Op> dense_ag = Named(graph, "fsdp.param_all_gather");
+  ASSERT_EQ(dense_ag.size(), 48u * 2);
+  EXPECT_EQ(dense_ag[0].group_size, 8);
+  EXPECT_EQ(dense_ag[0].message_bytes, dense * 2);
+}
+
+TEST(StepGraphTest, MegatronFsdpOptimGradsReduceScattersEveryMicroBatchWithoutGathering) {
+  const StepGraph graph = BuildStepGraph(io::LoadPreset("Qwen3-8B"),
+                                         FsdpTraining(config::FsdpStrategy::kOptimGrads), 0);
+  // No parameter gathers during the passes (and, without SP, no TP all-gathers either).
+  for (int64_t micro_batch = 0; micro_batch < 2; ++micro_batch) {
+    EXPECT_EQ(CountOps(graph, Collective::kAllGather, Phase::kForward, micro_batch), 0);
+    EXPECT_EQ(CountOps(graph, Collective::kAllGather, Phase::kBackward, micro_batch), 0);
+  }
+  const std::vector<Op> rs = Named(graph, "fsdp.grad_reduce_scatter");
+  ASSERT_EQ(rs.size(), 36u * 2);
+  EXPECT_EQ(rs[0].micro_batch, 0);
+  EXPECT_EQ(rs[0].message_bytes, kQwen3With8BLayerNumel * 2);
+  EXPECT_TRUE(Named(graph, "fsdp.root_param_all_gather").empty());
+  // Each rank holds all parameters but updates a shard: one AG of the whole buffer after the
+  // step, (36·layer + root)·2 bytes.
+  const std::vector<Op> ag = Named(graph, "fsdp.param_all_gather");
+  ASSERT_EQ(ag.size(), 1u);
+  EXPECT_EQ(ag[0].phase, Phase::kOptimizer);
+  EXPECT_EQ(ag[0].message_bytes, (36 * kQwen3With8BLayerNumel + kQwen3With8BRootNumel) * 2);
+}
+
+TEST(StepGraphTest, MegatronFsdpNoShardAllReducesEachBufferOnceAtTheEnd) {
+  const StepGraph graph =
+      BuildStepGraph(io::LoadPreset("Qwen3-8B"), FsdpTraining(config::FsdpStrategy::kNoShard), 0);
+  const std::vector<Op> ar = Named(graph, "fsdp.grad_all_reduce");
+  ASSERT_EQ(ar.size(), 1u);  // one chunk, dense buffer only
+  EXPECT_EQ(ar[0].phase, Phase::kGradSync);
+  EXPECT_EQ(ar[0].group, GroupKind::kDpCp);
+  EXPECT_EQ(ar[0].message_bytes, (36 * kQwen3With8BLayerNumel + kQwen3With8BRootNumel) * 2);
+  for (const Op& op : graph.ops) {
+    EXPECT_FALSE(op.name.starts_with("fsdp.") && op.name != "fsdp.grad_all_reduce") << op.name;
+  }
+  EXPECT_TRUE(Named(graph, "dp.").empty());
+}
+
+TEST(StepGraphTest, MegatronFsdpOptimReduceScattersEachBufferOnceAndGathersAfterTheStep) {
+  const StepGraph graph =
+      BuildStepGraph(io::LoadPreset("Qwen3-8B"), FsdpTraining(config::FsdpStrategy::kOptim), 0);
+  const int64_t buffer = 36 * kQwen3With8BLayerNumel + kQwen3With8BRootNumel;
+  const std::vector<Op> rs = Named(graph, "fsdp.grad_reduce_scatter");
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].micro_batch, -1);
+  EXPECT_EQ(rs[0].message_bytes, buffer * 2);
+  const std::vector<Op> ag = Named(graph, "fsdp.param_all_gather");
+  ASSERT_EQ(ag.size(), 1u);
+  EXPECT_EQ(ag[0].phase, Phase::kOptimizer);
+  // Optimizer shard ceil(buffer/4) parameters at 14 FLOPs each.
+  const std::vector<Op> step = Named(graph, "optimizer.step");
+  ASSERT_EQ(step.size(), 1u);
+  EXPECT_EQ(step[0].flops, (buffer + 3) / 4 * 14);
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // Attention, context-parallel and Gated DeltaNet op builders: the QKV/projection linears, the
-// core-attention kernel with its CP traffic per communication type, and the GDN in_proj, conv,
-// chunked delta-rule kernel and out_proj (megatron-semantics.md §2.2, §2.3, §6, §7, §11).
+// core-attention kernel with its CP traffic per communication type, the input norm, QK-norm, RoPE
+// and output gate around them, and the GDN input norm, in_proj, conv, gates, chunked delta-rule
+// kernel, gated out-norm and out_proj (megatron-semantics.md §2.2, §2.3, §6, §7, §11).
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "trainscope/graph/elementwise_ops.h"
 #include "trainscope/graph/layer_ops_internal.h"
 #include "trainscope/units.h"
 
@@ -64,6 +67,34 @@ CpSizes AttentionCpSizes(const LayerOpContext& c) {
   const int64_t tokens = c.TokensPerRank();
   return CpSizes{.q_bytes = tokens * (a.num_heads / Tp(c)) * a.head_dim * kBf16Bytes,
                  .kv_bytes = tokens * LocalKvHeads(c) * a.head_dim * kBf16Bytes};
+}
+
+// q_layernorm / k_layernorm, RMSNorm over d_h (attention.py get_query_key_value_tensors), on the
+// s_c·b gathered tokens over this rank's n/t query and g_l KV heads.
+void QkNorm(OpSink& sink, const LayerOpContext& c) {
+  const config::AttentionConfig& a = c.model.attention;
+  if (!a.qk_norm) return;
+  const int64_t tokens = c.TokensPerRank();
+  Elementwise(sink, "attention.q_norm", tokens * (a.num_heads / Tp(c)) * a.head_dim, kRmsNorm);
+  Elementwise(sink, "attention.k_norm", tokens * LocalKvHeads(c) * a.head_dim, kRmsNorm);
+}
+
+// RoPE on q and k (apply_rotary_pos_emb in attention.py forward): FLOPs over the rotated
+// rotary_fraction·d_h, bytes over the whole head.
+void Rope(OpSink& sink, const LayerOpContext& c) {
+  const config::AttentionConfig& a = c.model.attention;
+  const int64_t rotated = std::llround(a.rotary_fraction * static_cast<double>(a.head_dim));
+  if (rotated <= 0) return;
+  const int64_t vectors = c.TokensPerRank() * (a.num_heads / Tp(c) + LocalKvHeads(c));
+  Kernel(sink, "attention.rope", vectors * rotated * kRope.flops,
+         vectors * a.head_dim * kRope.bytes);
+}
+
+// Gated attention: core output × sigmoid(gate) over the q/t local query width.
+void OutputGate(OpSink& sink, const LayerOpContext& c) {
+  if (!c.model.attention.output_gate) return;
+  Elementwise(sink, "attention.output_gate",
+              c.TokensPerRank() * c.model.attention.QueryWidth() / Tp(c), kSigmoidGate);
 }
 
 }  // namespace
@@ -151,14 +182,18 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
 void AttentionForward(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t h = c.model.hidden_size;
+  HiddenNorm(sink, c, "attention.input_norm");  // fused into linear_qkv (§2.2)
   ColumnForward(sink, c, "attention.linear_qkv", QkvWidth(a) / Tp(c), h, c.ActivationBytes());
   if (Tp(c) > a.num_kv_heads) {  // §2.3: last-dim AG of mixed_qkv (attention.py:340-380)
     sink.Comm("attention.qkv_gather", Collective::kAllGather, GroupKind::kTp, Tp(c),
               c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
   }
+  QkNorm(sink, c);
+  Rope(sink, c);
   CpBeforeCore(sink, c, sink.layer(), /*backward=*/false);
   CoreAttention(sink, c, 1);
   CpAfterCore(sink, c, sink.layer(), /*backward=*/false);
+  OutputGate(sink, c);
   RowForward(sink, c, "attention.linear_proj", h, a.QueryWidth() / Tp(c));
 }
 
@@ -166,14 +201,18 @@ void AttentionBackward(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t h = c.model.hidden_size;
   RowBackward(sink, c, "attention.linear_proj", h, a.QueryWidth() / Tp(c));
+  OutputGate(sink, c);
   CpBeforeCore(sink, c, sink.layer(), /*backward=*/true);
   CoreAttention(sink, c, 2);
   CpAfterCore(sink, c, sink.layer(), /*backward=*/true);
+  Rope(sink, c);
+  QkNorm(sink, c);
   if (Tp(c) > a.num_kv_heads) {  // §2.3: RS of the same size in backward
     sink.Comm("attention.qkv_gather.rs_grad", Collective::kReduceScatter, GroupKind::kTp, Tp(c),
               c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
   }
   ColumnBackward(sink, c, "attention.linear_qkv", QkvWidth(a) / Tp(c), h, c.ActivationBytes());
+  HiddenNorm(sink, c, "attention.input_norm");
 }
 
 namespace {
@@ -199,7 +238,7 @@ void GdnCpA2a(OpSink& sink, const LayerOpContext& c, const std::string& name, in
             c.TokensPerRank() * width / Tp(c) * kBf16Bytes);
 }
 
-// GDN work between in_proj and out_proj; `multiplier` 2 for backward.
+// GDN work between in_proj and the out-norm; `multiplier` 2 for backward.
 void GdnCore(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t tokens = c.TokensPerRank();
@@ -207,21 +246,28 @@ void GdnCore(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const int64_t conv_channels = g.ConvChannels() / Tp(c);
   sink.Compute("gdn.conv1d" + suffix, multiplier * 2 * tokens * g.conv_kernel * conv_channels,
                multiplier * 2 * tokens * conv_channels * kBf16Bytes);
+  Elementwise(sink, "gdn.gates", tokens * (g.num_value_heads / Tp(c)), kGdnGates);
   sink.Compute("gdn.kernel" + suffix, multiplier * GdnKernelFlops(c),
                multiplier * tokens * (g.InProjWidth() + g.ValueWidth()) / Tp(c) * kBf16Bytes);
+}
+
+// Gated RMSNorm over d_v on the local value heads (gdn.py:266-287).
+void GdnOutNormKernel(OpSink& sink, const LayerOpContext& c) {
+  Elementwise(sink, "gdn.out_norm", c.TokensPerRank() * c.model.gdn.ValueWidth() / Tp(c),
+              kGatedRmsNorm);
 }
 
 }  // namespace
 
 void GdnOutNorm(OpSink& sink, const LayerOpContext& c) {
-  const int64_t width = c.model.gdn.ValueWidth() / Tp(c);
-  sink.Compute("gdn.out_norm", 0, 3 * c.TokensPerRank() * width * kBf16Bytes);
+  GdnOutNormKernel(sink, c);
   GdnCpA2a(sink, c, "gdn.cp.a2a_out", c.model.gdn.ValueWidth());  // head -> sequence
 }
 
 void GdnForward(OpSink& sink, const LayerOpContext& c) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t h = c.model.hidden_size;
+  HiddenNorm(sink, c, "gdn.input_norm");  // fused into in_proj (§7.1)
   ColumnForward(sink, c, "gdn.in_proj", g.InProjWidth() / Tp(c), h, c.ActivationBytes());
   GdnCpA2a(sink, c, "gdn.cp.a2a_in", g.InProjWidth());  // sequence -> head (common.py:819-900)
   GdnCore(sink, c, 1);
@@ -234,9 +280,11 @@ void GdnBackward(OpSink& sink, const LayerOpContext& c) {
   const int64_t h = c.model.hidden_size;
   RowBackward(sink, c, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
   GdnCpA2a(sink, c, "gdn.cp.a2a_out.grad", g.ValueWidth());
+  GdnOutNormKernel(sink, c);
   GdnCore(sink, c, 2);
   GdnCpA2a(sink, c, "gdn.cp.a2a_in.grad", g.InProjWidth());
   ColumnBackward(sink, c, "gdn.in_proj", g.InProjWidth() / Tp(c), h, c.ActivationBytes());
+  HiddenNorm(sink, c, "gdn.input_norm");
 }
 
 }  // namespace trainscope::graph::internal

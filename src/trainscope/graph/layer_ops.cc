@@ -9,6 +9,7 @@
 
 #include "trainscope/config/validate.h"
 #include "trainscope/error.h"
+#include "trainscope/graph/elementwise_ops.h"
 #include "trainscope/graph/layer_ops_internal.h"
 #include "trainscope/graph/op_sink.h"
 #include "trainscope/units.h"
@@ -26,14 +27,17 @@ using internal::ColumnForward;
 using internal::CoreAttention;
 using internal::CpAfterCore;
 using internal::CpBeforeCore;
+using internal::ExpertActivation;
 using internal::GdnBackward;
 using internal::GdnForward;
 using internal::GdnOutNorm;
+using internal::HiddenNorm;
 using internal::MlpBackward;
 using internal::MlpForward;
 using internal::MoeBackward;
 using internal::MoeForward;
 using internal::OpSink;
+using internal::SharedExpertForward;
 using internal::Tp;
 
 void MixerForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
@@ -44,11 +48,19 @@ void MixerForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   }
 }
 
+// The dense MLP with its pre-MLP norm, fused into linear_fc1 (TELayerNormColumnParallelLinear).
+void DenseMlpForward(OpSink& sink, const LayerOpContext& c) {
+  HiddenNorm(sink, c, "mlp.input_norm");
+  MlpForward(sink, c, "mlp", c.model.ffn_hidden_size);
+}
+
+// A MoE layer's pre_mlp_layernorm is a separate TENorm outside the MoELayer.
 void FfnForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   if (spec.ffn == config::FfnKind::kMoe) {
+    HiddenNorm(sink, c, "moe.input_norm");
     MoeForward(sink, c);
   } else {
-    MlpForward(sink, c, "mlp", c.model.ffn_hidden_size);
+    DenseMlpForward(sink, c);
   }
 }
 
@@ -63,8 +75,10 @@ std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t l
   OpSink sink(Phase::kBackward, layer);
   if (spec.ffn == config::FfnKind::kMoe) {
     MoeBackward(sink, c);
+    HiddenNorm(sink, c, "moe.input_norm");
   } else {
     MlpBackward(sink, c, "mlp", c.model.ffn_hidden_size);
+    HiddenNorm(sink, c, "mlp.input_norm");
   }
   if (spec.mixer == MixerKind::kGatedDeltaNet) {
     GdnBackward(sink, c);
@@ -85,8 +99,10 @@ bool Recomputes(const LayerOpContext& c, const std::string& module) {
 }
 
 // Selective recompute (§11 item 3): the forward ops of each checkpointed module of this layer.
-// "moe" checkpoints the whole MoELayer (moe_layer.py), so the shared expert is replayed too;
-// "layernorm" and "moe_act" replay no communication and are not listed.
+// "moe" checkpoints the whole MoELayer (moe_layer.py), so the shared expert is replayed too.
+// "layernorm" checkpoints only norms that are separate modules (transformer_layer.py: not
+// IdentityOp), i.e. a MoE layer's pre-MLP norm; the norms fused into linear_qkv, in_proj and
+// linear_fc1 are replayed only with their module. "moe_act" replays the expert activation.
 void SelectiveRecompute(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   const bool attention = spec.mixer != MixerKind::kGatedDeltaNet;
   const bool moe = spec.ffn == config::FfnKind::kMoe;
@@ -96,12 +112,14 @@ void SelectiveRecompute(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
     CpAfterCore(sink, c, sink.layer(), /*backward=*/false);
   }
   if (!attention && Recomputes(c, "gdn_norm_out")) GdnOutNorm(sink, c);  // gdn.py:266-287
-  if (!moe && Recomputes(c, "mlp")) MlpForward(sink, c, "mlp", c.model.ffn_hidden_size);
+  if (!moe && Recomputes(c, "mlp")) DenseMlpForward(sink, c);
+  if (moe && Recomputes(c, "layernorm")) HiddenNorm(sink, c, "moe.input_norm");
   if (moe && Recomputes(c, "moe")) {
     MoeForward(sink, c);
-  } else if (moe && c.model.moe.HasSharedExpert() && Recomputes(c, "shared_experts")) {
-    MlpForward(sink, c, "moe.shared_experts", c.model.moe.shared_expert_ffn_hidden_size);
+    return;
   }
+  if (moe && Recomputes(c, "moe_act")) ExpertActivation(sink, c);  // experts.py
+  if (moe && Recomputes(c, "shared_experts")) SharedExpertForward(sink, c);
 }
 
 // Word-embedding lookup and its TP reduction (§2.5); MTP reuses it with its own prefix.
@@ -241,6 +259,7 @@ std::vector<Op> LmHeadAndLossForward(const LayerOpContext& context) {
             tokens * kInt64Bytes);
   sink.Comm("input.broadcast_loss_mask", Collective::kBroadcast, GroupKind::kTp, Tp(context),
             tokens * kFp32Bytes);
+  HiddenNorm(sink, context, "lm_head.final_norm");  // decoder final_layernorm, before the AG
   LmHeadForwardInto(sink, context, "lm_head");
   return sink.Take();
 }
@@ -248,6 +267,7 @@ std::vector<Op> LmHeadAndLossForward(const LayerOpContext& context) {
 std::vector<Op> LmHeadAndLossBackward(const LayerOpContext& context) {
   OpSink sink(Phase::kBackward, -1);
   LmHeadBackwardInto(sink, context, "lm_head");
+  HiddenNorm(sink, context, "lm_head.final_norm");
   return sink.Take();
 }
 
@@ -258,8 +278,11 @@ std::vector<Op> MtpForward(const LayerOpContext& context) {
     const int64_t layer = context.model.NumLayers() + i;
     OpSink head(Phase::kForward, layer);
     EmbeddingForwardInto(head, context, "mtp.embedding");
+    HiddenNorm(head, context, "mtp.enorm");  // multi_token_prediction.py: enorm, hnorm, concat
+    HiddenNorm(head, context, "mtp.hnorm");
     EhProjForward(head, context);
     head.Append(LayerForward(context, spec, layer));
+    HiddenNorm(head, context, "mtp.final_norm");
     LmHeadForwardInto(head, context, "mtp.lm_head");
     const std::vector<Op> layer_ops = head.Take();
     ops.insert(ops.end(), layer_ops.begin(), layer_ops.end());
@@ -274,8 +297,11 @@ std::vector<Op> MtpBackward(const LayerOpContext& context) {
     const int64_t layer = context.model.NumLayers() + i;
     OpSink sink(Phase::kBackward, layer);
     LmHeadBackwardInto(sink, context, "mtp.lm_head");
+    HiddenNorm(sink, context, "mtp.final_norm");
     sink.Append(LayerBackward(context, spec, layer));
     EhProjBackward(sink, context);
+    HiddenNorm(sink, context, "mtp.hnorm");
+    HiddenNorm(sink, context, "mtp.enorm");
     EmbeddingBackwardInto(sink, context, "mtp.embedding");
     const std::vector<Op> layer_ops = sink.Take();
     ops.insert(ops.end(), layer_ops.begin(), layer_ops.end());

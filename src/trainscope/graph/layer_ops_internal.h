@@ -30,9 +30,13 @@ void GdnBackward(OpSink& sink, const LayerOpContext& c);
 void GdnOutNorm(OpSink& sink, const LayerOpContext& c);
 
 // The whole MoE layer (§3): router, dispatcher and experts, then the shared expert; backward in
-// reverse.
+// reverse. The pre-MLP norm is not part of it (the caller emits moe.input_norm).
 void MoeForward(OpSink& sink, const LayerOpContext& c);
 void MoeBackward(OpSink& sink, const LayerOpContext& c);
+// The shared expert's TP MLP and its gate, forward; nothing without a shared expert.
+void SharedExpertForward(OpSink& sink, const LayerOpContext& c);
+// The routed experts' SwiGLU alone (selective `moe_act` recompute).
+void ExpertActivation(OpSink& sink, const LayerOpContext& c);
 
 }  // namespace trainscope::graph::internal
 

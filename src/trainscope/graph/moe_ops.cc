@@ -1,10 +1,11 @@
-// MoE op builders (megatron-semantics.md §3): the router with its load-balancing statistics, the
-// alltoall, allgather and flex token dispatchers around the grouped expert GEMMs, and the shared
-// expert.
+// MoE op builders (megatron-semantics.md §3): the router with its top-k and load-balancing
+// statistics, the alltoall, allgather and flex token dispatchers with their permutes around the
+// grouped expert GEMMs and activation, and the shared expert with its optional gate.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "trainscope/graph/elementwise_ops.h"
 #include "trainscope/graph/layer_ops_internal.h"
 #include "trainscope/units.h"
 
@@ -56,10 +57,26 @@ MoeSizes ComputeMoeSizes(const LayerOpContext& c) {
   return sz;
 }
 
-// Router GEMM and load-balancing statistics AR (§3.1), forward.
+// Rows of the expert GEMMs: u·R for alltoall, u·T·k for allgather and flex (§3.2-3.4).
+int64_t ExpertRows(const LayerOpContext& c, const MoeSizes& sz) {
+  if (c.training.moe.dispatcher == config::TokenDispatcher::kAllToAll) {
+    return sz.etp * sz.rows_sent;
+  }
+  return sz.etp * sz.tokens * c.model.moe.top_k;
+}
+
+// Softmax and top-k over the T×E logits in the router dtype (topk_softmax_with_capacity): read the
+// logits, write the dense probs and the bool routing map.
+void RouterTopK(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  const int64_t logits = sz.tokens * c.model.moe.num_experts;
+  Kernel(sink, "moe.router.topk", logits * kSoftmaxFlops, logits * (2 * ProbBytes(c) + kBoolBytes));
+}
+
+// Router GEMM, top-k and load-balancing statistics AR (§3.1), forward.
 void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const config::MoeConfig& moe = c.model.moe;
   sink.Gemm("moe.router", sz.tokens, moe.num_experts, c.model.hidden_size);
+  RouterTopK(sink, c, sz);
   if (moe.aux_loss_coef <= 0.0) return;
   const int64_t counts_bytes = moe.num_experts * kInt64Bytes;
   const int64_t tp_cp = Tp(c) * Cp(c);
@@ -83,11 +100,12 @@ void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   }
 }
 
-// Expert fc1 (h -> 2F_e/u) and fc2 (F_e/u -> h) over `rows` rows as grouped GEMMs over the local
-// experts; no communication inside (explicit_expert_comm, §3.1).
+// Expert fc1 (h -> 2F_e/u), the prob-weighted SwiGLU and fc2 (F_e/u -> h) over `rows` rows as
+// grouped GEMMs over the local experts; no communication inside (explicit_expert_comm, §3.1).
 void ExpertsForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
   const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
   sink.Gemm("moe.experts.linear_fc1", rows, 2 * ffn, c.model.hidden_size, sz.local_experts);
+  SwiGlu(sink, "moe.experts.activation", rows, ffn, /*weighted=*/true);
   sink.Gemm("moe.experts.linear_fc2", rows, c.model.hidden_size, ffn, sz.local_experts);
 }
 
@@ -96,6 +114,7 @@ void ExpertsBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, 
   const int64_t h = c.model.hidden_size;
   sink.Dgrad("moe.experts.linear_fc2", rows, h, ffn, sz.local_experts);
   sink.Wgrad("moe.experts.linear_fc2", rows, h, ffn, sz.local_experts);
+  SwiGlu(sink, "moe.experts.activation", rows, ffn, /*weighted=*/true);
   sink.Dgrad("moe.experts.linear_fc1", rows, 2 * ffn, h, sz.local_experts);
   sink.Wgrad("moe.experts.linear_fc1", rows, 2 * ffn, h, sz.local_experts);
 }
@@ -109,26 +128,33 @@ void AllToAllForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) 
     sink.Comm("moe.dispatch.metadata_ag", Collective::kAllGather, GroupKind::kTpEp, tp_ep,
               tp_ep * c.model.moe.num_experts * kInt64Bytes);
   }
+  PermuteRows(sink, c, "moe.permute", r);
   sink.Comm("moe.dispatch.a2a_tokens", Collective::kAllToAll, GroupKind::kEp, sz.ep,
             r * h * kBf16Bytes);
   sink.Comm("moe.dispatch.a2a_probs", Collective::kAllToAll, GroupKind::kEp, sz.ep, r * bp);
   sink.Comm("moe.dispatch.ag_tokens", Collective::kAllGather, GroupKind::kEtp, u,
             u * r * h * kBf16Bytes);
   sink.Comm("moe.dispatch.ag_probs", Collective::kAllGather, GroupKind::kEtp, u, u * r * bp);
+  if (sz.local_experts > 1) PermuteRows(sink, c, "moe.sort_chunks", u * r);  // by local expert
   ExpertsForward(sink, c, sz, u * r);
+  if (sz.local_experts > 1) PermuteRows(sink, c, "moe.unsort_chunks", u * r);
   sink.Comm("moe.combine.rs_output", Collective::kReduceScatter, GroupKind::kEtp, u,
             u * r * h * bp);  // in the probs dtype, :824-832
   sink.Comm("moe.combine.a2a_tokens", Collective::kAllToAll, GroupKind::kEp, sz.ep,
             r * h * kBf16Bytes);
+  Unpermute(sink, c, r, sz.tokens);
 }
 
 void AllToAllBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t h = c.model.hidden_size, bp = ProbBytes(c), r = sz.rows_sent, u = sz.etp;
+  Unpermute(sink, c, r, sz.tokens);
   sink.Comm("moe.combine.a2a_tokens.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep,
             r * h * kBf16Bytes);  // _AllToAll.backward, mappings.py:470-489
   sink.Comm("moe.combine.rs_output.grad", Collective::kAllGather, GroupKind::kEtp, u,
             u * r * h * bp);
+  if (sz.local_experts > 1) PermuteRows(sink, c, "moe.unsort_chunks", u * r);
   ExpertsBackward(sink, c, sz, u * r);
+  if (sz.local_experts > 1) PermuteRows(sink, c, "moe.sort_chunks", u * r);
   sink.Comm("moe.dispatch.ag_tokens.grad", Collective::kReduceScatter, GroupKind::kEtp, u,
             u * r * h * kBf16Bytes);
   sink.Comm("moe.dispatch.ag_probs.grad", Collective::kReduceScatter, GroupKind::kEtp, u,
@@ -136,6 +162,7 @@ void AllToAllBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz)
   sink.Comm("moe.dispatch.a2a_probs.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep, r * bp);
   sink.Comm("moe.dispatch.a2a_tokens.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep,
             r * h * kBf16Bytes);
+  PermuteRows(sink, c, "moe.permute", r);
 }
 
 // allgather dispatcher (§3.3, token_dispatcher.py:233-372) over tp_ep, G = u·e.
@@ -147,7 +174,10 @@ void AllGatherForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz)
   sink.Comm("moe.dispatch.ag_probs", Collective::kAllGather, GroupKind::kTpEp, g, g * t * e * bp);
   sink.Comm("moe.dispatch.ag_tokens", Collective::kAllGather, GroupKind::kTpEp, g,
             g * t * h * kBf16Bytes);
-  ExpertsForward(sink, c, sz, sz.etp * t * c.model.moe.top_k);
+  const int64_t rows = ExpertRows(c, sz);  // the local experts' rows out of the G·T gathered
+  PermuteRows(sink, c, "moe.permute", rows);
+  ExpertsForward(sink, c, sz, rows);
+  Unpermute(sink, c, rows, g * t);
   sink.Comm("moe.combine.rs_output", Collective::kReduceScatter, GroupKind::kTpEp, g,
             g * t * h * bp);
 }
@@ -157,7 +187,10 @@ void AllGatherBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz
   const int64_t g = sz.etp * sz.ep, t = sz.tokens;
   sink.Comm("moe.combine.rs_output.grad", Collective::kAllGather, GroupKind::kTpEp, g,
             g * t * h * bp);
-  ExpertsBackward(sink, c, sz, sz.etp * t * c.model.moe.top_k);
+  const int64_t rows = ExpertRows(c, sz);
+  Unpermute(sink, c, rows, g * t);
+  ExpertsBackward(sink, c, sz, rows);
+  PermuteRows(sink, c, "moe.permute", rows);
   sink.Comm("moe.dispatch.ag_tokens.grad", Collective::kReduceScatter, GroupKind::kTpEp, g,
             g * t * h * kBf16Bytes);
   sink.Comm("moe.dispatch.ag_probs.grad", Collective::kReduceScatter, GroupKind::kTpEp, g,
@@ -186,16 +219,23 @@ void FlexComm(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, bool di
   sink.Comm(name, Collective::kAllToAll, GroupKind::kTpEp, sz.etp * sz.ep, rows * row_bytes);
 }
 
+// The received deduplicated rows are expanded to one row per (token, local expert) and back.
 void FlexForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  const int64_t rows = ExpertRows(c, sz);
   FlexComm(sink, c, sz, /*dispatch=*/true, "moe.dispatch.flex");
-  ExpertsForward(sink, c, sz, sz.etp * sz.tokens * c.model.moe.top_k);
+  PermuteRows(sink, c, "moe.permute", rows);
+  ExpertsForward(sink, c, sz, rows);
+  Unpermute(sink, c, rows, FlexRows(c, sz));
   FlexComm(sink, c, sz, /*dispatch=*/false, "moe.combine.flex");
 }
 
 // Combine-backward is a dispatch of the combine's size; dispatch-backward a combine.
 void FlexBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
+  const int64_t rows = ExpertRows(c, sz);
   FlexComm(sink, c, sz, /*dispatch=*/false, "moe.combine.flex.grad");
-  ExpertsBackward(sink, c, sz, sz.etp * sz.tokens * c.model.moe.top_k);
+  Unpermute(sink, c, rows, FlexRows(c, sz));
+  ExpertsBackward(sink, c, sz, rows);
+  PermuteRows(sink, c, "moe.permute", rows);
   FlexComm(sink, c, sz, /*dispatch=*/false, "moe.dispatch.flex.grad");
 }
 
@@ -230,22 +270,34 @@ void RoutedBackward(OpSink& sink, const LayerOpContext& c) {
       break;
   }
   const int64_t experts = c.model.moe.num_experts, h = c.model.hidden_size;
+  RouterTopK(sink, c, sz);
   sink.Dgrad("moe.router", sz.tokens, experts, h);
   sink.Wgrad("moe.router", sz.tokens, experts, h);
 }
 
 }  // namespace
 
+void SharedExpertForward(OpSink& sink, const LayerOpContext& c) {
+  if (!c.model.moe.HasSharedExpert()) return;
+  MlpForward(sink, c, "moe.shared_experts", c.model.moe.shared_expert_ffn_hidden_size);
+  if (c.model.moe.shared_expert_gate) SharedExpertGate(sink, c);
+}
+
+void ExpertActivation(OpSink& sink, const LayerOpContext& c) {
+  const MoeSizes sz = ComputeMoeSizes(c);
+  SwiGlu(sink, "moe.experts.activation", ExpertRows(c, sz),
+         c.model.moe.expert_ffn_hidden_size / sz.etp, /*weighted=*/true);
+}
+
 // The whole MoE layer forward: routed path, then the shared expert (a TP MLP of width F_s).
 void MoeForward(OpSink& sink, const LayerOpContext& c) {
   RoutedForward(sink, c);
-  if (c.model.moe.HasSharedExpert()) {
-    MlpForward(sink, c, "moe.shared_experts", c.model.moe.shared_expert_ffn_hidden_size);
-  }
+  SharedExpertForward(sink, c);
 }
 
 void MoeBackward(OpSink& sink, const LayerOpContext& c) {
   if (c.model.moe.HasSharedExpert()) {
+    if (c.model.moe.shared_expert_gate) SharedExpertGate(sink, c);
     MlpBackward(sink, c, "moe.shared_experts", c.model.moe.shared_expert_ffn_hidden_size);
   }
   RoutedBackward(sink, c);

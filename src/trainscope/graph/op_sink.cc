@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "trainscope/graph/elementwise_ops.h"
+
 namespace trainscope::graph::internal {
 
 using config::GroupKind;
@@ -59,12 +61,14 @@ void RowBackward(OpSink& sink, const LayerOpContext& c, const std::string& name,
 void MlpForward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn) {
   const int64_t h = c.model.hidden_size;
   ColumnForward(sink, c, prefix + ".linear_fc1", 2 * ffn / Tp(c), h, c.ActivationBytes());
+  SwiGlu(sink, prefix + ".activation", c.TokensPerRank(), ffn / Tp(c), /*weighted=*/false);
   RowForward(sink, c, prefix + ".linear_fc2", h, ffn / Tp(c));
 }
 
 void MlpBackward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn) {
   const int64_t h = c.model.hidden_size;
   RowBackward(sink, c, prefix + ".linear_fc2", h, ffn / Tp(c));
+  SwiGlu(sink, prefix + ".activation", c.TokensPerRank(), ffn / Tp(c), /*weighted=*/false);
   ColumnBackward(sink, c, prefix + ".linear_fc1", 2 * ffn / Tp(c), h, c.ActivationBytes());
 }
 

@@ -92,8 +92,9 @@ void RowForward(OpSink& sink, const LayerOpContext& c, const std::string& name, 
                 int64_t in);
 void RowBackward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
                  int64_t in);
-// A TP MLP of width `ffn` (gated fc1 h -> 2F/t, fc2 F/t -> h): the dense MLP and the MoE shared
-// expert (§2.2, §3.1); op names start with `prefix`.
+// A TP MLP of width `ffn` (gated fc1 h -> 2F/t, SwiGLU 2F/t -> F/t, fc2 F/t -> h): the dense MLP
+// and the MoE shared expert (§2.2, §3.1); op names start with `prefix`. The input norm is not
+// included (the dense MLP emits it separately; the shared expert has none of its own).
 void MlpForward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn);
 void MlpBackward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn);
 

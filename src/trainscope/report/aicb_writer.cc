@@ -77,7 +77,7 @@ std::optional<std::string_view> CommGroup(const Op& op, int64_t tensor_parallel)
 }
 
 // Op-name prefix -> module part of the stage string; first match wins.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kModules = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kModules = {{
     {"input.broadcast", "MegatronInput"},
     {"embedding.", "MegatronEmbedding"},
     {"attention.linear_qkv", "MegatronColumnLinear"},
@@ -94,6 +94,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kModules
     {"lm_head.cross_entropy", "MegatronCrossEntropy"},
     {"mtp.", "MultiTokenPrediction"},
     {"pp.", "PipelineP2P"},
+    {"fsdp.", "MegatronFSDP"},
 }};
 
 std::string Stage(const Op& op) {

@@ -31,27 +31,6 @@ std::optional<std::string> BaseToken(Collective collective) {
   }
 }
 
-// A collective op called `name` (in `group`, when given) that a row mirrors in backward.
-struct CommName {
-  std::string name;
-  std::optional<GroupKind> group;
-};
-
-// The row `row_name` whose fp column holds the first candidate present in `forward` and whose ig
-// column holds that op's backward mirror, `<name>.grad` (layer_ops.cc naming).
-SimAiRow MirroredRow(const std::string& row_name, const std::vector<CommName>& candidates,
-                     OpPool& forward, OpPool& backward, const BlockContext& context) {
-  SimAiRow row{.name = row_name};
-  for (const CommName& candidate : candidates) {
-    const Op* op = forward.TakeComm(candidate.name, candidate.group);
-    if (op == nullptr) continue;
-    SetComm(row.fp, op, kFpIg, context);
-    SetComm(row.ig, backward.TakeComm(candidate.name + ".grad", candidate.group), kFpIg, context);
-    break;
-  }
-  return row;
-}
-
 // "attention.qkv_gather" -> "attn_qkv_gather".
 std::string MiddleRowName(const TpBlockNames& names) {
   const size_t dot = names.middle_comm.rfind('.');
@@ -67,10 +46,12 @@ void SequenceParallelBlock(OpPool& forward, OpPool& backward, const TpBlockNames
   SimAiRow in{.name = names.row_prefix + "_in"};
   SimAiRow regather{.name = names.row_prefix + "_regather"};
   SimAiRow out{.name = names.row_prefix + "_out"};
+  in.fp.compute_seconds = forward.TakeCompute(names.input_norm);
   SetComm(in.fp, forward.TakeComm(c + ".ag_input"), kFpIg, context);
   in.ig.compute_seconds = backward.TakeCompute(c + ".dgrad");
   SetComm(in.ig, backward.TakeComm(c + ".rs_dgrad"), kFpIg, context);
-  in.wg.compute_seconds = backward.TakeCompute(c + ".wgrad");
+  in.wg.compute_seconds =
+      backward.TakeCompute(c + ".wgrad") + backward.TakeCompute(names.input_norm + ".backward");
   SetComm(regather.ig, backward.TakeComm(c + ".ag_input_wgrad"), kFpIg, context);
   SetComm(out.fp, forward.TakeComm(r + ".rs_output"), kFpIg, context);
   SetComm(out.ig, backward.TakeComm(r + ".ag_grad_output"), kFpIg, context);
@@ -99,6 +80,7 @@ void AllReduceBlock(OpPool& forward, OpPool& backward, const TpBlockNames& names
                     const BlockContext& context, std::vector<SimAiRow>& rows) {
   const std::string& c = names.column_linear;
   SimAiRow main{.name = names.row_prefix};
+  const double norm_backward_seconds = backward.TakeCompute(names.input_norm + ".backward");
   const Op* middle = names.middle_comm.empty() ? nullptr : forward.TakeComm(names.middle_comm);
   if (middle != nullptr) {
     SimAiRow gather{.name = MiddleRowName(names)};
@@ -106,11 +88,11 @@ void AllReduceBlock(OpPool& forward, OpPool& backward, const TpBlockNames& names
     SetComm(gather.fp, middle, kFpIg, context);
     gather.ig.compute_seconds = backward.TakeCompute(c + ".dgrad");
     SetComm(gather.ig, backward.TakeComm(c + ".ar_dgrad"), kFpIg, context);
-    gather.wg.compute_seconds = backward.TakeCompute(c + ".wgrad");
+    gather.wg.compute_seconds = backward.TakeCompute(c + ".wgrad") + norm_backward_seconds;
     SetComm(main.ig, backward.TakeComm(names.middle_comm + ".rs_grad"), kFpIg, context);
     rows.push_back(gather);
   } else {
-    main.wg.compute_seconds = backward.TakeCompute(c + ".wgrad");
+    main.wg.compute_seconds = backward.TakeCompute(c + ".wgrad") + norm_backward_seconds;
     SetComm(main.ig, backward.TakeComm(c + ".ar_dgrad"), kFpIg, context);
   }
   SetComm(main.fp, forward.TakeComm(names.row_linear + ".ar_output"), kFpIg, context);
@@ -218,40 +200,17 @@ void SetComm(SimAiColumn& column, const Op* op, SimAiColumnKind kind, const Bloc
 
 void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockNames& names,
                        const BlockContext& context, std::vector<SimAiRow>& rows) {
+  // The gate runs after the row linear's collective: its own row, so the bottom-up backward walk
+  // runs its backward before the block's.
+  SimAiRow gate{.name = names.row_prefix + "_gate"};
+  gate.fp.compute_seconds = forward.TakeCompute(names.output_gate);
+  gate.ig.compute_seconds = backward.TakeCompute(names.output_gate + ".backward");
   if (context.sequence_parallel) {
     SequenceParallelBlock(forward, backward, names, context, rows);
   } else {
     AllReduceBlock(forward, backward, names, context, rows);
   }
-}
-
-void AppendMoeRows(OpPool& forward, OpPool& backward, const BlockContext& context,
-                   std::vector<SimAiRow>& rows) {
-  SimAiRow router{.name = "moe_router"};
-  router.fp.compute_seconds = forward.TakeCompute("moe.router");
-  SetComm(router.fp, forward.TakeComm("moe.dispatch.metadata_ag"), kFpIg, context);
-  router.wg.compute_seconds =
-      backward.TakeCompute("moe.router.dgrad") + backward.TakeCompute("moe.router.wgrad");
-  rows.push_back(router);
-  rows.push_back(MirroredRow("moe_dispatch",
-                             {{"moe.dispatch.a2a_tokens", GroupKind::kEp},
-                              {"moe.dispatch.ag_tokens", GroupKind::kTpEp},
-                              {"moe.dispatch.flex", GroupKind::kTpEp}},
-                             forward, backward, context));
-  if (forward.HasComm("moe.dispatch.ag_tokens", GroupKind::kEtp)) {
-    rows.push_back(MirroredRow("moe_etp_gather", {{"moe.dispatch.ag_tokens", GroupKind::kEtp}},
-                               forward, backward, context));
-  }
-  SimAiRow experts = MirroredRow("moe_experts", {{"moe.combine.rs_output", GroupKind::kEtp}},
-                                 forward, backward, context);
-  experts.fp.compute_seconds = forward.TakeAllCompute();
-  experts.wg.compute_seconds = backward.TakeAllCompute();
-  rows.push_back(experts);
-  rows.push_back(MirroredRow("moe_combine",
-                             {{"moe.combine.a2a_tokens", GroupKind::kEp},
-                              {"moe.combine.rs_output", GroupKind::kTpEp},
-                              {"moe.combine.flex", GroupKind::kTpEp}},
-                             forward, backward, context));
+  if (gate.fp.compute_seconds > 0 || gate.ig.compute_seconds > 0) rows.push_back(gate);
 }
 
 void AppendEmbeddingRow(OpPool& forward, OpPool& backward, const BlockContext& context,
@@ -269,20 +228,23 @@ void AppendEmbeddingRow(OpPool& forward, OpPool& backward, const BlockContext& c
 void AppendLmHeadRows(OpPool& forward, OpPool& backward, const BlockContext& context,
                       std::vector<SimAiRow>& rows) {
   const std::string c = "lm_head.output_layer";
+  // The final norm runs before the AG; its backward after the output layer's wgrad.
+  const double norm_backward_seconds = backward.TakeCompute("lm_head.final_norm.backward");
   if (context.sequence_parallel) {
     SimAiRow in{.name = "lm_head_in"};
     SimAiRow regather{.name = "lm_head_regather"};
+    in.fp.compute_seconds = forward.TakeCompute("lm_head.final_norm");
     SetComm(in.fp, forward.TakeComm(c + ".ag_input"), kFpIg, context);
     in.ig.compute_seconds = backward.TakeCompute(c + ".dgrad");
     SetComm(in.ig, backward.TakeComm(c + ".rs_dgrad"), kFpIg, context);
-    in.wg.compute_seconds = backward.TakeCompute(c + ".wgrad");
+    in.wg.compute_seconds = backward.TakeCompute(c + ".wgrad") + norm_backward_seconds;
     regather.ig.compute_seconds = backward.TakeAllCompute();
     SetComm(regather.ig, backward.TakeComm(c + ".ag_input_wgrad"), kFpIg, context);
     rows.push_back(in);
     rows.push_back(regather);
   } else {
     SimAiRow head{.name = "lm_head"};
-    head.wg.compute_seconds = backward.TakeCompute(c + ".wgrad");
+    head.wg.compute_seconds = backward.TakeCompute(c + ".wgrad") + norm_backward_seconds;
     head.ig.compute_seconds = backward.TakeAllCompute();
     SetComm(head.ig, backward.TakeComm(c + ".ar_dgrad"), kFpIg, context);
     rows.push_back(head);

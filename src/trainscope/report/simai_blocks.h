@@ -1,8 +1,8 @@
 // Building blocks of the SimAI rows (reference/workload-formats.md §1.8): an OpPool that hands
 // out the ops of one block by name and remembers which it gave away, the §1.4 token of a
-// collective, and the row patterns of a TP column/row block, the MoE layer, the embedding and the
-// LM head. Internal to report/; an OpPool borrows the roofline and the notes it is given, which
-// must outlive it.
+// collective, and the row patterns of a TP column/row block, the MoE layer (simai_moe_rows.cc),
+// the embedding and the LM head. Internal to report/; an OpPool borrows the roofline and the notes
+// it is given, which must outlive it.
 #ifndef TRAINSCOPE_REPORT_SIMAI_BLOCKS_H_
 #define TRAINSCOPE_REPORT_SIMAI_BLOCKS_H_
 
@@ -78,17 +78,23 @@ struct BlockContext {
 void SetComm(SimAiColumn& column, const graph::Op* op, SimAiColumnKind kind,
              const BlockContext& context);
 
-// Names inside one TP block: the column-parallel and row-parallel linear, and an optional extra
-// TP collective between them (attention's §2.3 QKV gather when t exceeds the KV heads).
+// Names inside one TP block: the column-parallel and row-parallel linear, an optional extra TP
+// collective between them (attention's §2.3 QKV gather when t exceeds the KV heads), the input
+// norm before the column linear and a compute op after the row linear's collective (both
+// optional, empty when absent).
 struct TpBlockNames {
   std::string row_prefix;  // "attn", "gdn", "mlp", "shared_expert", "lm_head"
   std::string column_linear;
   std::string row_linear;
   std::string middle_comm;
+  std::string input_norm;   // e.g. "attention.input_norm"
+  std::string output_gate;  // e.g. "moe.shared_experts.gate"
 };
 
 // §1.8: three rows per block with SP (*_in, *_regather, *_out), one without; a fourth (second)
-// row carries the middle collective when present.
+// row carries the middle collective when present. The input norm's forward is the fp compute
+// before the first collective, its backward joins the column wgrad (after the dgrad RS or AR);
+// an output gate gets a compute-only row `<row_prefix>_gate` after the block.
 void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockNames& names,
                        const BlockContext& context, std::vector<SimAiRow>& rows);
 

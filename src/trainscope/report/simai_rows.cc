@@ -97,22 +97,32 @@ void AppendLayerRows(Assembly& a, int64_t layer, bool full_recompute, std::vecto
   const config::LayerSpec spec = a.ops.model.layers[static_cast<size_t>(layer)];
   const bool gdn = spec.mixer == config::MixerKind::kGatedDeltaNet;
   a.features.has_gdn = a.features.has_gdn || gdn;
-  const TpBlockNames mixer = gdn ? TpBlockNames{"gdn", "gdn.in_proj", "gdn.out_proj", ""}
-                                 : TpBlockNames{"attn", "attention.linear_qkv",
-                                                "attention.linear_proj", "attention.qkv_gather"};
+  const TpBlockNames mixer =
+      gdn ? TpBlockNames{"gdn", "gdn.in_proj", "gdn.out_proj", "", "gdn.input_norm", ""}
+          : TpBlockNames{"attn",
+                         "attention.linear_qkv",
+                         "attention.linear_proj",
+                         "attention.qkv_gather",
+                         "attention.input_norm",
+                         ""};
   WithPools(a, forward, backward, gdn ? "gdn." : "attention.", "",
             [&](OpPool& f, OpPool& b) { AppendTpBlockRows(f, b, mixer, a.block, rows); });
   if (spec.ffn == config::FfnKind::kMoe) {
     WithPools(a, forward, backward, "moe.", "moe.shared_experts.",
               [&](OpPool& f, OpPool& b) { AppendMoeRows(f, b, a.block, rows); });
     WithPools(a, forward, backward, "moe.shared_experts.", "", [&](OpPool& f, OpPool& b) {
-      const TpBlockNames shared{"shared_expert", "moe.shared_experts.linear_fc1",
-                                "moe.shared_experts.linear_fc2", ""};
+      const TpBlockNames shared{"shared_expert",
+                                "moe.shared_experts.linear_fc1",
+                                "moe.shared_experts.linear_fc2",
+                                "",
+                                "",
+                                "moe.shared_experts.gate"};
       if (a.ops.model.moe.HasSharedExpert()) AppendTpBlockRows(f, b, shared, a.block, rows);
     });
   } else {
     WithPools(a, forward, backward, "mlp.", "", [&](OpPool& f, OpPool& b) {
-      AppendTpBlockRows(f, b, {"mlp", "mlp.linear_fc1", "mlp.linear_fc2", ""}, a.block, rows);
+      AppendTpBlockRows(f, b, {"mlp", "mlp.linear_fc1", "mlp.linear_fc2", "", "mlp.input_norm", ""},
+                        a.block, rows);
     });
   }
   AppendRecomputeRows(a, layer, full_recompute, rows);

@@ -1,0 +1,48 @@
+// The generic element-wise kernel emitters of elementwise_ops.h; the block-specific ones (QK-norm,
+// RoPE, gates, router top-k, permutes) live with their blocks in attention_ops.cc and moe_ops.cc.
+#include "trainscope/graph/elementwise_ops.h"
+
+namespace trainscope::graph::internal {
+
+void Kernel(OpSink& sink, const std::string& name, int64_t flops, int64_t bytes) {
+  if (sink.phase() == Phase::kBackward) {
+    sink.Compute(name + ".backward", kElementwiseBackwardFactor * flops,
+                 kElementwiseBackwardFactor * bytes);
+    return;
+  }
+  sink.Compute(name, flops, bytes);
+}
+
+void Elementwise(OpSink& sink, const std::string& name, int64_t elements, ElementwiseCost cost) {
+  Kernel(sink, name, elements * cost.flops, elements * cost.bytes);
+}
+
+int64_t ShardTokens(const LayerOpContext& c) {
+  return c.TokensPerRank() / (c.SequenceParallel() ? Tp(c) : 1);
+}
+
+void HiddenNorm(OpSink& sink, const LayerOpContext& c, const std::string& name) {
+  Elementwise(sink, name, ShardTokens(c) * c.model.hidden_size, kRmsNorm);
+}
+
+void SwiGlu(OpSink& sink, const std::string& name, int64_t rows, int64_t width, bool weighted) {
+  Elementwise(sink, name, rows * width, weighted ? kWeightedSwiGlu : kSwiGlu);
+}
+
+void PermuteRows(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t rows) {
+  Elementwise(sink, name, rows * c.model.hidden_size, kRowGather);
+}
+
+// moe_utils.py unpermute: zeros [out_rows, h], then index_add of the input rows.
+void Unpermute(OpSink& sink, const LayerOpContext& c, int64_t in_rows, int64_t out_rows) {
+  const int64_t h = c.model.hidden_size;
+  Kernel(sink, "moe.unpermute", in_rows * h, (in_rows + out_rows) * h * kBf16Bytes);
+}
+
+// Per token 2h (dot with w) + 4 (sigmoid) + h (scale) FLOPs; read x and y, write y.
+void SharedExpertGate(OpSink& sink, const LayerOpContext& c) {
+  const int64_t tokens = ShardTokens(c), h = c.model.hidden_size;
+  Kernel(sink, "moe.shared_experts.gate", tokens * (3 * h + 4), tokens * 3 * h * kBf16Bytes);
+}
+
+}  // namespace trainscope::graph::internal

@@ -1,0 +1,152 @@
+// The once-per-step ops after the last backward (megatron-semantics.md §5.2, §5.3, §11): DDP
+// gradient reduction per bucket, the finalize_model_grads reductions, the grad-norm reductions,
+// the Adam step and the distributed optimizer's parameter all-gather.
+#include "trainscope/graph/step_graph_internal.h"
+#include "trainscope/units.h"
+
+namespace trainscope::graph::internal {
+namespace {
+
+using config::GroupKind;
+using config::TrainingConfig;
+
+// Adam step per fp32 main parameter (docs/workload.md "Optimizer"): grad unscale/clip 1, first
+// moment 3, second moment 4, sqrt + eps + divide 3, weight decay and lr update 3 = 14 FLOPs.
+constexpr int64_t kAdamFlopsPerParam = 14;
+// Bytes per parameter: fp32 main param, exp_avg, exp_avg_sq each read and written (24), the fp32
+// main grad read (4) and the bf16 model param written (2).
+constexpr int64_t kAdamBytesPerParam = 3 * 2 * kFp32Bytes + kFp32Bytes + kBf16Bytes;
+
+// Parameters this rank's optimizer updates: its shard of every bucket with the distributed
+// optimizer, else every local parameter.
+int64_t OptimizerNumel(const RankParams& params, bool distributed) {
+  int64_t numel = 0;
+  for (const GradBuffer& buffer : params.buffers) {
+    for (const int64_t bucket : buffer.bucket_numels) {
+      numel += distributed ? bucket / buffer.group_size : bucket;
+    }
+  }
+  return numel;
+}
+
+}  // namespace
+
+int64_t ElementBytes(config::ParamDtype dtype) {
+  return dtype == config::ParamDtype::kFp32 ? kFp32Bytes : kBf16Bytes;
+}
+
+int64_t GradBytes(const TrainingConfig& training) {
+  // Megatron-FSDP: --megatron-fsdp-grad-comm-dtype and main-grads dtype default to `auto` = the
+  // params dtype (arguments.py:3687-3694); grad_reduce_in_fp32 applies to DDP only.
+  if (training.data_parallel.megatron_fsdp) return ElementBytes(training.precision.params);
+  return training.precision.grad_reduce_in_fp32 ? kFp32Bytes : kBf16Bytes;
+}
+
+Op StepOp(const std::string& name, Phase phase, Collective collective, GroupKind group,
+          int64_t group_size, int64_t message_bytes) {
+  Op op;
+  op.phase = phase;
+  op.name = name;
+  op.collective = collective;
+  op.group = group;
+  op.group_size = group_size;
+  op.message_bytes = message_bytes;
+  return op;
+}
+
+// §5.2: per bucket, RS (distributed optimizer) or AR of bucket_numel·β_g, or after the step the
+// AG of the updated bf16 params.
+int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params, const TrainingConfig& training,
+                      bool param_gather, int64_t after) {
+  const bool distributed = training.data_parallel.distributed_optimizer;
+  if (param_gather && !distributed) return after;
+  for (const GradBuffer& buffer : params.buffers) {
+    if (buffer.group_size == 1) continue;
+    const std::string prefix = buffer.group == GroupKind::kExpertDp ? "edp." : "dp.";
+    for (size_t i = 0; i < buffer.bucket_numels.size(); ++i) {
+      const int64_t numel = buffer.bucket_numels[i];
+      Op op = StepOp(prefix + "grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
+                     buffer.group, buffer.group_size, numel * GradBytes(training));
+      if (distributed) {
+        op.name = prefix + "grad_reduce_scatter";
+        op.collective = Collective::kReduceScatter;
+      }
+      if (param_gather) {
+        op.name = prefix + "param_all_gather";
+        op.phase = Phase::kOptimizer;
+        op.collective = Collective::kAllGather;
+        op.message_bytes = numel * ElementBytes(training.precision.params);
+      }
+      op.name += ".bucket" + std::to_string(i);
+      op.model_chunk = buffer.chunk;
+      after = writer.Add(std::move(op), {after});
+    }
+  }
+  return after;
+}
+
+// §5.3 items 1-3 (finalize_model_grads.py:640-687).
+int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
+                        const LayerOpContext& context, const config::RankMapping& mapping,
+                        int64_t rank, int64_t after) {
+  const TrainingConfig& training = context.training;
+  const config::ParallelSizes& sizes = training.parallel;
+  if (sizes.tensor > 1 && params.tp_synced_numel > 0) {
+    after = writer.Add(
+        StepOp("tp.replicated_grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
+               GroupKind::kTp, sizes.tensor, params.tp_synced_numel * GradBytes(training)),
+        {after});
+  }
+  const int64_t embedding_group =
+      static_cast<int64_t>(mapping.GroupOf(GroupKind::kEmbedding, rank).size());
+  if (params.shared_embedding_numel > 0 && embedding_group > 1) {
+    after = writer.Add(StepOp("embedding.grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
+                              GroupKind::kEmbedding, embedding_group,
+                              params.shared_embedding_numel * GradBytes(training)),
+                       {after});
+  }
+  const int64_t tp_dp_cp = sizes.tensor * sizes.Data() * sizes.context;
+  if (training.moe.router_enable_expert_bias && params.num_moe_layers > 0 && tp_dp_cp > 1) {
+    // §3.1: fp32 token counts over tp×dp×cp.
+    after = writer.Add(StepOp("moe.expert_bias_all_reduce", Phase::kGradSync,
+                              Collective::kAllReduce, GroupKind::kTpDpCp, tp_dp_cp,
+                              params.num_moe_layers * context.model.moe.num_experts * kFp32Bytes),
+                       {after});
+  }
+  return after;
+}
+
+// §5.3 tail (clip_grads.py:99-132): one fp32 grad-norm AR per optimizer (dense; expert when it
+// has its own buffer), then the Adam step, then the param AG (distributed optimizer per bucket;
+// Megatron-FSDP per buffer).
+int64_t EmitOptimizerOps(GraphWriter& writer, const RankParams& params,
+                         const TrainingConfig& training, const config::RankMapping& mapping,
+                         int64_t after) {
+  const config::ParallelSizes& sizes = training.parallel;
+  const bool distributed = training.data_parallel.distributed_optimizer;
+  const bool fsdp = training.data_parallel.megatron_fsdp;
+  // Grad-stats group: all ranks with the distributed optimizer, else the model-parallel group
+  // tp×pp.
+  const GroupKind group = distributed ? GroupKind::kWorld : GroupKind::kModelParallel;
+  const int64_t group_size = distributed ? sizes.world_size : sizes.tensor * sizes.pipeline;
+  bool has_expert_buffer = false;
+  for (const GradBuffer& buffer : params.buffers) {
+    has_expert_buffer = has_expert_buffer || buffer.group == GroupKind::kExpertDp;
+  }
+  for (int64_t i = 0; group_size > 1 && i < (has_expert_buffer ? 2 : 1); ++i) {
+    after = writer.Add(
+        StepOp(i == 0 ? "optimizer.grad_norm_all_reduce" : "optimizer.expert_grad_norm_all_reduce",
+               Phase::kOptimizer, Collective::kAllReduce, group, group_size, kFp32Bytes),
+        {after});
+  }
+  Op step = StepOp("optimizer.step", Phase::kOptimizer, Collective::kNone, GroupKind::kDpCp, 1, 0);
+  const int64_t numel =
+      fsdp ? FsdpOptimizerNumel(params, training, mapping) : OptimizerNumel(params, distributed);
+  step.flops = CheckedMul(numel, kAdamFlopsPerParam, "optimizer FLOPs");
+  step.bytes = CheckedMul(numel, kAdamBytesPerParam, "optimizer bytes");
+  after = writer.Add(std::move(step), {after});
+  if (fsdp) return EmitFsdpParamGather(writer, params, training, mapping, after);
+  return EmitBucketOps(writer, params, training, /*param_gather=*/true, after);
+}
+
+}  // namespace trainscope::graph::internal
