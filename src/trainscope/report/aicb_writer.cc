@@ -23,26 +23,12 @@ constexpr std::string_view kAicbHeader =
     "comm_type,comm_group,comm_group_size,msg_size,stage,dst,src,additional,_elapsed_time,algbw,"
     "busbw,count\n";
 
-std::string_view CommType(Collective collective) {
-  switch (collective) {
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kAllToAll:
-      return "all_to_all";
-    case Collective::kSend:
-      return "isend";
-    case Collective::kRecv:
-      return "irecv";
-    case Collective::kBroadcast:
-      return "broadcast";
-    case Collective::kNone:
-      break;
-  }
-  return "computation";
+// AICB's CommType spelling: trainscope's collective names, except AICB's isend / irecv.
+std::string CommType(Collective collective) {
+  if (collective == Collective::kSend) return "isend";
+  if (collective == Collective::kRecv) return "irecv";
+  if (collective == Collective::kNone) return "computation";
+  return graph::ToString(collective);
 }
 
 // AICB's CommGroup for `op`, or nothing when AICB has none (CP, TP×CP with CP > 1).
