@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/config/hardware.h"
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/config/validate.h"
+#include "trainscope/cost/megatron_memory.h"
+#include "trainscope/cost/memory.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/graph/step_graph.h"
@@ -19,10 +22,12 @@
 #include "trainscope/io/presets.h"
 #include "trainscope/report/aicb_writer.h"
 #include "trainscope/report/groups_report.h"
+#include "trainscope/report/memory_report.h"
 #include "trainscope/report/params_report.h"
 #include "trainscope/report/simai_writer.h"
 #include "trainscope/report/validate_report.h"
 #include "trainscope/report/workload_report.h"
+#include "trainscope/units.h"
 
 namespace trainscope {
 namespace {
@@ -120,9 +125,61 @@ std::string RenderWorkload(const io::CliRequest& request, const config::ModelCon
                       : report::RenderWorkloadSummaryText(graph, flops);
 }
 
+config::GpuSpec LoadGpu(const io::CliRequest& request) {
+  const std::optional<config::GpuSpec> gpu = config::FindGpu(request.gpu);
+  if (!gpu) {
+    std::string names;
+    for (const std::string& name : config::GpuNames()) names += (names.empty() ? "" : ", ") + name;
+    throw UsageError(
+        fmt::format("--gpu: unknown GPU \"{}\" (expected one of {})", request.gpu, names));
+  }
+  return *gpu;
+}
+
+cost::MemoryOverheads Overheads(const io::CliRequest& request) {
+  cost::MemoryOverheads overheads;
+  if (request.cuda_context_gib) {
+    overheads.cuda_context_bytes =
+        static_cast<int64_t>(*request.cuda_context_gib * static_cast<double>(kBytesPerGiB));
+  }
+  if (request.nccl_mib_per_communicator) {
+    overheads.nccl_bytes_per_communicator = static_cast<int64_t>(
+        *request.nccl_mib_per_communicator * static_cast<double>(kBytesPerMiB));
+  }
+  if (request.fragmentation_fraction) {
+    overheads.fragmentation_fraction = *request.fragmentation_fraction;
+  }
+  return overheads;
+}
+
+std::string RenderMemory(const io::CliRequest& request, const config::ModelConfig& model) {
+  const config::GpuSpec gpu = LoadGpu(request);
+  const cost::MemoryEstimate estimate =
+      cost::EstimateMemory(model, request.training, Overheads(request));
+  const cost::MegatronMemoryEstimate megatron =
+      cost::MegatronTheoreticalMemory(model, request.training);
+  const report::MemoryReportInput input{model, estimate, megatron, gpu};
+  return request.json ? report::RenderMemoryJson(input) : report::RenderMemoryText(input);
+}
+
+// Validation warns, never fails, when the busiest rank will not fit the GPU.
+void WarnIfOutOfMemory(const io::CliRequest& request, const config::ModelConfig& model) {
+  const config::GpuSpec gpu = LoadGpu(request);
+  const cost::MemoryEstimate estimate =
+      cost::EstimateMemory(model, request.training, Overheads(request));
+  if (estimate.max_peak_bytes <= gpu.memory_bytes) return;
+  std::cerr << fmt::format(
+      "warning: [memory] pipeline stage {} needs {:.1f} GiB, more than the {:.1f} GiB of a {} "
+      "(see trainscope memory)\n",
+      estimate.max_peak_pipeline_rank,
+      static_cast<double>(estimate.max_peak_bytes) / static_cast<double>(kBytesPerGiB),
+      static_cast<double>(gpu.memory_bytes) / static_cast<double>(kBytesPerGiB), gpu.name);
+}
+
 std::string RenderCommand(const io::CliRequest& request, const config::ModelConfig& model) {
   if (request.command == "params") return RenderParams(request, model);
   if (request.command == "groups") return RenderGroups(request);
+  if (request.command == "memory") return RenderMemory(request, model);
   return RenderWorkload(request, model);
 }
 
@@ -137,7 +194,7 @@ int Run(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (request.command != "params" && request.command != "validate" && request.command != "groups" &&
-      request.command != "workload") {
+      request.command != "workload" && request.command != "memory") {
     throw UsageError(fmt::format("unknown command \"{}\"", request.command));
   }
   const config::ModelConfig model = LoadModel(request);
@@ -145,6 +202,7 @@ int Run(const std::vector<std::string>& args) {
   const config::ValidationResult result = config::Validate(model, request.training);
   PrintNotes(request, result);
   if (request.command == "validate") {
+    if (result.ok()) WarnIfOutOfMemory(request, model);
     Emit(request, request.json ? report::RenderValidationJson(model, request.training, result)
                                : report::RenderValidationText(model, request.training, result));
     return result.ok() ? kExitOk : kExitBadInput;

@@ -12,6 +12,14 @@ inline constexpr int64_t kBytesPerKiB = 1024;
 inline constexpr int64_t kBytesPerMiB = 1024 * kBytesPerKiB;
 inline constexpr int64_t kBytesPerGiB = 1024 * kBytesPerMiB;
 
+// Decimal units as vendor sheets publish them (reference/hardware.md: GB = 10^9 B,
+// TFLOP/s = 10^12 FLOP/s, Gb/s = 10^9 bit/s).
+inline constexpr double kBytesPerGB = 1e9;
+inline constexpr double kBytesPerTB = 1e12;
+inline constexpr double kFlopsPerTeraflop = 1e12;
+inline constexpr double kBitsPerGigabit = 1e9;
+inline constexpr double kBitsPerByte = 8;
+
 // Element sizes of the number formats Megatron uses.
 inline constexpr int64_t kBf16Bytes = 2;
 inline constexpr int64_t kFp16Bytes = 2;

@@ -176,5 +176,44 @@ TEST(CliTest, WorkloadWritesSimAiAndAicbFilesAtomically) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(CliTest, MemoryJsonHasContractKeysAndVerdict) {
+  const Outcome outcome = RunCli(
+      "memory --model Qwen3-8B --num-gpus 8 --tp 2 --pp 2 --sequence-parallel "
+      "--use-distributed-optimizer --gpu h100 --json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const nlohmann::json json = nlohmann::json::parse(outcome.out);
+  for (const char* key : {"max_peak_bytes", "gpu_memory_bytes", "fits", "per_rank"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  ASSERT_EQ(json["per_rank"].size(), 2u);
+  for (const char* key : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
+                          "buffers_bytes", "peak_bytes"}) {
+    EXPECT_TRUE(json["per_rank"][0][key].is_number_integer()) << key;
+  }
+  // Peak is the sum of the five categories (docs/memory.md).
+  const nlohmann::json& stage = json["per_rank"][0];
+  EXPECT_EQ(stage["peak_bytes"].get<int64_t>(),
+            stage["weights_bytes"].get<int64_t>() + stage["grads_bytes"].get<int64_t>() +
+                stage["optimizer_bytes"].get<int64_t>() +
+                stage["activations_bytes"].get<int64_t>() + stage["buffers_bytes"].get<int64_t>());
+  // Weights: 2 bytes per parameter held by the rank (bf16).
+  EXPECT_GT(stage["weights_bytes"].get<int64_t>(), 0);
+  EXPECT_TRUE(json["megatron_estimate"].contains("total_bytes"));
+}
+
+TEST(CliTest, ValidateWarnsButPassesWhenTheModelDoesNotFit) {
+  // Qwen3-32B on one H100: 32.8e9 parameters x 18 bytes (bf16 weights, fp32 grads, Adam) is
+  // about 550 GiB, far above 79 GiB; validation still passes, with a warning.
+  const Outcome outcome = RunCli("validate --model Qwen3-32B --gpu H100");
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_THAT(outcome.err, HasSubstr("warning: [memory]"));
+}
+
+TEST(CliTest, UnknownGpuIsAUsageError) {
+  const Outcome outcome = RunCli("memory --model Qwen3-8B --gpu V100");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--gpu: unknown GPU \"V100\""));
+}
+
 }  // namespace
 }  // namespace trainscope

@@ -309,6 +309,26 @@ std::vector<FlagSpec> ToolFlags() {
          r.format = format;
        }},
       Switch({"--summary"}, false, [](R& r) -> bool& { return r.summary; }),
+      {{"--gpu"}, Arity::kOne, false, [](R& r, const FlagUse& use) { r.gpu = use.values.front(); }},
+      {{"--memory-cuda-context-gib"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.cuda_context_gib = ParsePositiveNumber(use); }},
+      {{"--memory-nccl-mib-per-communicator"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.nccl_mib_per_communicator = ParsePositiveNumber(use); }},
+      {{"--memory-fragmentation"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         const double fraction = ParsePositiveNumber(use);
+         if (fraction >= 1.0) {
+           throw UsageError(
+               fmt::format("--memory-fragmentation: must be below 1 (got {})", use.values.front()));
+         }
+         r.fragmentation_fraction = fraction;
+       }},
   };
 }
 
@@ -590,6 +610,8 @@ commands:
   params     exact parameter counts; per-rank counts when parallel flags are given
   validate   check a Megatron-Core configuration; summary of the layout or every violated rule
   groups     ranks of every TP, CP, DP, DP-CP, PP, EP, ETP, expert-DP, embedding group
+  memory     per-rank peak memory (weights, grads, optimizer, activations, buffers) and
+             whether it fits the GPU (--gpu H100|H200|H800|H20|A100|A800|L20|B200|GB200)
   workload   every compute and communication op of one rank's training step
              (--rank R, --format json|aicb|simai, or --summary [--json])
   presets    list the built-in models

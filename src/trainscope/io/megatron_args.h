@@ -23,20 +23,24 @@ struct ArchitectureFlag {
 };
 
 struct CliRequest {
-  std::string command;                    // params, validate, groups, workload, presets, help
-  std::optional<std::string> model_name;  // --model
+  std::string command;  // params, validate, groups, workload, memory, presets, help
+  std::optional<std::string> model_name;         // --model
   std::optional<std::string> model_config_path;  // --model-config
   config::TrainingConfig training;
   bool parallel_flags_given = false;                // any parallel / batch flag present
   bool world_size_given = false;                    // --num-gpus present
   std::optional<int64_t> layers_per_virtual_stage;  // --num-layers-per-virtual-pipeline-stage
   std::vector<ArchitectureFlag> architecture_flags;
-  bool json = false;                       // --json
-  std::optional<int64_t> rank;             // --rank
-  std::optional<std::string> output_path;  // -o / --output
-  std::string format = "json";             // workload: --format
-  bool summary = false;                    // workload: --summary
-  std::vector<std::string> ignored_flags;  // accepted Megatron flags without effect here
+  bool json = false;                                // --json
+  std::optional<int64_t> rank;                      // --rank
+  std::optional<std::string> output_path;           // -o / --output
+  std::string format = "json";                      // workload: --format
+  bool summary = false;                             // workload: --summary
+  std::string gpu = "H100";                         // memory / validate: --gpu
+  std::optional<double> cuda_context_gib;           // --memory-cuda-context-gib
+  std::optional<double> nccl_mib_per_communicator;  // --memory-nccl-mib-per-communicator
+  std::optional<double> fragmentation_fraction;     // --memory-fragmentation
+  std::vector<std::string> ignored_flags;           // accepted Megatron flags without effect here
 };
 
 // Parses argv[1..]. Throws UsageError naming the flag for unknown flags, missing or malformed

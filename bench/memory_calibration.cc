@@ -1,0 +1,232 @@
+// trainscope_memory_calibration: compares trainscope's per-rank peak memory estimate
+// (cost::EstimateMemory) and Megatron's theoretical formula (cost::MegatronTheoreticalMemory)
+// with the measured peaks of data/calibration/calibration_runs.csv. Prints one line per
+// comparable row and the mean absolute errors; asserts nothing. Assumptions: docs/memory.md,
+// "Calibration".
+//
+// Usage: trainscope_memory_calibration [CSV]   (default: the project's calibration_runs.csv)
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/config/validate.h"
+#include "trainscope/cost/megatron_memory.h"
+#include "trainscope/cost/memory.h"
+#include "trainscope/error.h"
+#include "trainscope/io/calibration_csv.h"
+#include "trainscope/io/hf_config_loader.h"
+#include "trainscope/io/presets.h"
+#include "trainscope/units.h"
+
+namespace trainscope {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInputError = 1;
+constexpr int kExitUsageError = 2;
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+// "Llama3.1-405B (SFT)" -> "Llama-3.1-405B": drop a " (...)" or " [...]" variant suffix and
+// spell "LlamaN" as the preset's "Llama-N". Returns the preset name, or nothing.
+std::optional<std::string> PresetFor(const std::string& csv_model) {
+  std::string name = csv_model.substr(0, csv_model.find_first_of(" ([", 0));
+  if (name.rfind("Llama", 0) == 0 && name.size() > 5 &&
+      std::isdigit(static_cast<unsigned char>(name[5]))) {
+    name = "Llama-" + name.substr(5);
+  }
+  const std::optional<io::PresetText> preset = io::FindPreset(name);
+  if (!preset) return std::nullopt;
+  return std::string(preset->name);
+}
+
+struct Assumed {
+  config::TrainingConfig training;
+  std::vector<std::string> notes;  // what was assumed for this row
+};
+
+// Recompute as the notes state it ("full AC", "full recompute", "selective ..."), else none.
+void SetRecompute(const std::string& notes_lower, Assumed& assumed) {
+  config::RecomputeConfig& recompute = assumed.training.recompute;
+  if (notes_lower.find("full ac") != std::string::npos ||
+      notes_lower.find("full recompute") != std::string::npos) {
+    recompute = {.granularity = config::RecomputeGranularity::kFull,
+                 .method = config::RecomputeMethod::kUniform,
+                 .num_layers = 1};
+    assumed.notes.push_back("full recompute");
+  } else if (notes_lower.find("selective") != std::string::npos) {
+    recompute.granularity = config::RecomputeGranularity::kSelective;
+    if (notes_lower.find("mlp") != std::string::npos) recompute.modules = {"core_attn", "mlp"};
+    assumed.notes.push_back("selective recompute");
+  }
+}
+
+// Local batch per data-parallel rank from "LBS<n>" in the notes (torchtitan rows), or nothing.
+std::optional<int64_t> LocalBatchFromNotes(const std::string& notes) {
+  const size_t at = notes.find("LBS");
+  if (at == std::string::npos) return std::nullopt;
+  size_t end = at + 3;
+  while (end < notes.size() && std::isdigit(static_cast<unsigned char>(notes[end]))) ++end;
+  if (end == at + 3) return std::nullopt;
+  return std::stoll(notes.substr(at + 3, end - at - 3));
+}
+
+bool HasQualifier(const io::CalibrationRow& row, std::string_view column) {
+  return std::ranges::any_of(row.qualifiers, [&](const std::string& qualifier) {
+    return qualifier.rfind(std::string(column) + ":", 0) == 0;
+  });
+}
+
+Assumed BuildTraining(const config::ModelConfig& model, const io::CalibrationRow& row) {
+  Assumed assumed;
+  config::TrainingConfig& t = assumed.training;
+  t.parallel = {.world_size = row.num_gpus.value_or(1),
+                .tensor = row.tp.value_or(1),
+                .pipeline = row.pp.value_or(1),
+                .virtual_stages = row.vp.value_or(1),
+                .context = row.cp.value_or(1),
+                .expert = row.ep.value_or(1),
+                .expert_tensor = row.etp.value_or(0)};
+  if (!row.vp && HasQualifier(row, "vp")) {
+    t.parallel.virtual_stages = 2;
+    assumed.notes.push_back("vp=2 for 'interleaved'");
+  }
+  t.batch.seq_length = row.seq_len.value_or(4096);
+  t.batch.micro_batch_size = row.mbs.value_or(1);
+  if (!row.mbs) assumed.notes.push_back("mbs=1");
+  const int64_t data = t.parallel.Data();
+  if (row.gbs) {
+    t.batch.global_batch_size = row.gbs;
+  } else if (const std::optional<int64_t> local = LocalBatchFromNotes(row.notes)) {
+    t.batch.global_batch_size = *local * data;
+    assumed.notes.push_back(fmt::format("gbs=LBS{}·d", *local));
+  }
+  // Uneven layer counts (Llama-3.1-405B: 126 layers) use the embedding/loss slots, as
+  // torchtitan and Megatron-Bridge recipes do.
+  if (model.NumLayers() % t.parallel.pipeline != 0) {
+    t.split.account_for_embedding = true;
+    t.split.account_for_loss = true;
+    assumed.notes.push_back("account for embedding+loss");
+  }
+  t.sequence_parallel = t.parallel.tensor > 1;
+  t.data_parallel.distributed_optimizer = true;
+  if (model.HasMoe()) {
+    t.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+    t.moe.grouped_gemm = true;
+  }
+  SetRecompute(Lower(row.notes), assumed);
+  if (Lower(row.precision).find("fp8") != std::string::npos) assumed.notes.push_back("FP8 as bf16");
+  return assumed;
+}
+
+std::string Layout(const config::TrainingConfig& t) {
+  std::string layout =
+      fmt::format("W{} TP{} PP{}", t.parallel.world_size, t.parallel.tensor, t.parallel.pipeline);
+  if (t.parallel.virtual_stages > 1) layout += fmt::format(" VP{}", t.parallel.virtual_stages);
+  if (t.parallel.context > 1) layout += fmt::format(" CP{}", t.parallel.context);
+  if (t.parallel.expert > 1) layout += fmt::format(" EP{}", t.parallel.expert);
+  return layout + fmt::format(" mbs{} s{}", t.batch.micro_batch_size, t.batch.seq_length);
+}
+
+double Gib(double bytes) { return bytes / static_cast<double>(kBytesPerGiB); }
+double ErrorPercent(double predicted, double measured) {
+  return 100 * (predicted - measured) / measured;
+}
+
+struct ErrorSums {
+  double ours_percent = 0;
+  double megatron_percent = 0;
+  int64_t count = 0;
+};
+
+void Accumulate(double ours_error_percent, double megatron_error_percent, ErrorSums& sums) {
+  sums.ours_percent += std::abs(ours_error_percent);
+  sums.megatron_percent += std::abs(megatron_error_percent);
+  ++sums.count;
+}
+
+void PrintMean(std::string_view label, const ErrorSums& sums) {
+  if (sums.count == 0) return;
+  const double n = static_cast<double>(sums.count);
+  std::cout << fmt::format("{:<34} {:>3} rows   ours {:6.1f}%   Megatron formula {:6.1f}%\n", label,
+                           sums.count, sums.ours_percent / n, sums.megatron_percent / n);
+}
+
+int Run(const std::string& csv_path) {
+  const std::vector<io::CalibrationRow> rows = io::LoadCalibrationCsv(csv_path);
+  std::vector<std::string> skipped;
+  ErrorSums all;
+  ErrorSums megatron_runs;
+  std::cout << fmt::format("{:<5} {:<15} {:<34} {:>8} {:>8} {:>7} {:>8} {:>7}  {}\n", "line",
+                           "model", "layout", "measured", "ours", "err%", "Megatron", "err%",
+                           "source / assumptions");
+  for (const io::CalibrationRow& row : rows) {
+    if (!row.peak_memory_bytes) continue;
+    const std::optional<std::string> preset = PresetFor(row.model);
+    if (!preset || !row.num_gpus || !row.seq_len) {
+      skipped.push_back(fmt::format("line {} {}", row.line, row.model));
+      continue;
+    }
+    const config::ModelConfig model = io::LoadPreset(*preset);
+    const Assumed assumed = BuildTraining(model, row);
+    const config::ValidationResult validation = config::Validate(model, assumed.training);
+    if (!validation.ok()) {
+      skipped.push_back(fmt::format("line {} {} (invalid: {} {})", row.line, row.model,
+                                    validation.errors.front().rule,
+                                    validation.errors.front().message));
+      continue;
+    }
+    const double measured = *row.peak_memory_bytes;
+    const double ours =
+        static_cast<double>(cost::EstimateMemory(model, assumed.training).max_peak_bytes);
+    const double megatron =
+        static_cast<double>(cost::MegatronTheoreticalMemory(model, assumed.training).total_bytes);
+    const double ours_error = ErrorPercent(ours, measured);
+    const double megatron_error = ErrorPercent(megatron, measured);
+    const bool torchtitan = row.source.find("torchtitan") != std::string::npos;
+    std::string remarks = torchtitan ? "torchtitan" : "megatron";
+    for (const std::string& note : assumed.notes) remarks += "; " + note;
+    std::cout << fmt::format(
+        "{:<5} {:<15} {:<34} {:>8.1f} {:>8.1f} {:>+7.1f} {:>8.1f} {:>+7.1f}  {}\n", row.line,
+        *preset, Layout(assumed.training), Gib(measured), Gib(ours), ours_error, Gib(megatron),
+        megatron_error, remarks);
+    Accumulate(ours_error, megatron_error, all);
+    if (!torchtitan) Accumulate(ours_error, megatron_error, megatron_runs);
+  }
+  std::cout << "\nMean absolute error (|predicted - measured| / measured):\n";
+  PrintMean("all compared rows", all);
+  PrintMean("Megatron(-Bridge) rows only", megatron_runs);
+  std::cout << fmt::format(
+      "\n{} rows have a peak memory figure: {} compared, {} skipped (no trainscope preset, "
+      "missing size or invalid layout):\n",
+      all.count + static_cast<int64_t>(skipped.size()), all.count, skipped.size());
+  for (const std::string& line : skipped) std::cout << "  " << line << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace trainscope
+
+int main(int argc, char** argv) {
+  if (argc > 2) {
+    std::cerr << "error: expected at most one argument (got " << argc - 1 << ")\n\n"
+              << "usage: trainscope_memory_calibration [CALIBRATION_CSV]\n";
+    return trainscope::kExitUsageError;
+  }
+  try {
+    return trainscope::Run(argc == 2 ? argv[1] : TRAINSCOPE_CALIBRATION_CSV);
+  } catch (const trainscope::InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return trainscope::kExitInputError;
+  }
+}

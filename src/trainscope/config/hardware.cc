@@ -1,0 +1,92 @@
+// GPU preset table. Every figure is from reference/hardware.md §1 (sources listed there:
+// glennklockwood.com H100/B200 tables, NVIDIA-NeMo/Automodel mfu.py peak values,
+// stas00/ml-engineering network/README.md, pytorch/torchtitan benchmarks/, public H200/H20/B200
+// spec summaries). Figures the reference marks "unconfirmed" are marked so here.
+//
+// memory_bytes is the usable HBM where the reference gives a usable figure; otherwise it is the
+// published capacity read in decimal GB (the reference's unit convention), which is an upper
+// bound on what a job can allocate.
+#include "trainscope/config/hardware.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+#include "trainscope/units.h"
+
+namespace trainscope::config {
+namespace {
+
+double Teraflops(double teraflops_per_second) { return teraflops_per_second * kFlopsPerTeraflop; }
+double GigabytesPerSecond(double gb_per_second) { return gb_per_second * kBytesPerGB; }
+double TerabytesPerSecond(double tb_per_second) { return tb_per_second * kBytesPerTB; }
+double GigabitsPerSecond(double gbit_per_second) {
+  return gbit_per_second * kBitsPerGigabit / kBitsPerByte;
+}
+int64_t DecimalGigabytes(int64_t gb) { return gb * static_cast<int64_t>(kBytesPerGB); }
+
+// Built on each call: a function-local table, no mutable global state.
+std::array<GpuSpec, 10> GpuTable() {
+  return {{
+      // H100 SXM5 700 W. Usable memory: a calibration job reached 80,999 MiB (79.1 GiB) at its
+      // limit (hardware.md §1). NIC: 1x 400 Gb/s CX-7 per GPU.
+      {"H100", Teraflops(989.4), Teraflops(1978.9), 80'999 * kBytesPerMiB, TerabytesPerSecond(3.35),
+       GigabytesPerSecond(450), GigabitsPerSecond(400)},
+      // H100 96 GB HBM2e, 500 W (Meta Grand Teton, torchtitan benchmarks). The reference says
+      // its BF16 peak is below 989 and not published; 989.4 is used as an upper bound
+      // (unconfirmed), and FP8 likewise. Memory: published 96 GB, no usable figure.
+      {"H100-96GB", Teraflops(989.4), Teraflops(1978.9), DecimalGigabytes(96),
+       TerabytesPerSecond(2.4), GigabytesPerSecond(450), GigabitsPerSecond(400)},
+      // H200 SXM: 141 GB HBM3e, "≈139-140 GiB usable, approximate"; the lower end is used.
+      {"H200", Teraflops(989.4), Teraflops(1978.9), 139 * kBytesPerGiB, TerabytesPerSecond(4.8),
+       GigabytesPerSecond(450), GigabitsPerSecond(400)},
+      // H800 SXM: NVLink 200 GB/s per direction, 8 links (unconfirmed). Memory: published 80 GB.
+      {"H800", Teraflops(989.4), Teraflops(1978.9), DecimalGigabytes(80), TerabytesPerSecond(3.35),
+       GigabytesPerSecond(200), GigabitsPerSecond(400)},
+      // H20: 148 / 296 TFLOP/s (Automodel mfu.py: 148e12). Scale-out is deployment-specific.
+      {"H20", Teraflops(148), Teraflops(296), DecimalGigabytes(96), TerabytesPerSecond(4.0),
+       GigabytesPerSecond(450), 0},
+      // A100 SXM 80 GB: no FP8; NVLink3 300 GB/s; 200 Gb/s HDR NIC = 25 GB/s.
+      {"A100", Teraflops(312), 0, DecimalGigabytes(80), TerabytesPerSecond(2.039),
+       GigabytesPerSecond(300), GigabitsPerSecond(200)},
+      // A800 SXM 80 GB: NVLink 200 GB/s (unconfirmed); no NIC figure.
+      {"A800", Teraflops(312), 0, DecimalGigabytes(80), TerabytesPerSecond(2.039),
+       GigabytesPerSecond(200), 0},
+      // L20 PCIe: 119.5 BF16 (Automodel mfu.py); FP8 ≈239 and HBM ≈864 GB/s (both unconfirmed);
+      // 48 GB GDDR6; no NVLink, the scale-up link is PCIe Gen4 x16 ≈ 32 GB/s per direction.
+      {"L20", Teraflops(119.5), Teraflops(239), DecimalGigabytes(48), GigabytesPerSecond(864),
+       GigabytesPerSecond(32), 0},
+      // B200 HGX 1000 W: 192 GB raw, ≈180 GB usable; NVLink5 900 GB/s; 400 Gb/s NIC.
+      {"B200", Teraflops(2250), Teraflops(4500), DecimalGigabytes(180), TerabytesPerSecond(8),
+       GigabytesPerSecond(900), GigabitsPerSecond(400)},
+      // GB200 NVL72 1200 W: "plan for ≈184 GiB usable" (unconfirmed; a job reserved 173.9 GiB
+      // without failing); 72-GPU NVLink domain at 900 GB/s; 1x 400 Gb/s CX-7.
+      {"GB200", Teraflops(2500), Teraflops(5000), 184 * kBytesPerGiB, TerabytesPerSecond(8),
+       GigabytesPerSecond(900), GigabitsPerSecond(400)},
+  }};
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+}  // namespace
+
+std::optional<GpuSpec> FindGpu(std::string_view name) {
+  for (GpuSpec& gpu : GpuTable()) {
+    if (EqualsIgnoringCase(gpu.name, name)) return std::move(gpu);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> GpuNames() {
+  std::vector<std::string> names;
+  for (const GpuSpec& gpu : GpuTable()) names.push_back(gpu.name);
+  return names;
+}
+
+}  // namespace trainscope::config

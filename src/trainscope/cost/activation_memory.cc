@@ -1,0 +1,228 @@
+// Saved activations per block (docs/memory.md, "Activations"). S = s/c·b rows of the TP-gathered
+// sequence on one CP rank; S_sp = S/t under sequence parallelism (else S) rows of the
+// sequence-sharded tensors (norm inputs and outputs, which TE saves as the local shard and
+// re-gathers in backward, megatron-semantics.md §2.1); head-split tensors have width /t.
+#include "trainscope/cost/activation_memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "trainscope/units.h"
+
+namespace trainscope::cost::internal {
+namespace {
+
+using config::FfnKind;
+using config::LayerSpec;
+using config::MixerKind;
+using graph::LayerOpContext;
+
+constexpr const char* kWhat = "activation memory";
+
+struct Dims {
+  int64_t tokens = 0;     // S
+  int64_t sp_tokens = 0;  // S_sp
+  int64_t t = 1;
+  int64_t h = 0;
+};
+
+Dims MakeDims(const LayerOpContext& c) {
+  const int64_t tokens = c.TokensPerRank();
+  const int64_t t = c.training.parallel.tensor;
+  return {tokens, c.SequenceParallel() ? CeilDiv(tokens, t) : tokens, t, c.model.hidden_size};
+}
+
+int64_t Bytes(int64_t rows, int64_t width, int64_t element_bytes) {
+  return CheckedMul(CheckedMul(rows, width, kWhat), element_bytes, kWhat);
+}
+
+// True when selective recompute checkpoints `module` (--recompute-modules).
+bool Drops(const LayerOpContext& c, bool selective, const char* module) {
+  if (!selective) return false;
+  if (c.training.recompute.granularity != config::RecomputeGranularity::kSelective) return false;
+  const std::vector<std::string>& modules = c.training.recompute.modules;
+  return std::find(modules.begin(), modules.end(), module) != modules.end();
+}
+
+// Bytes per element of the router logits and probs (router.py:105-112).
+int64_t RouterBytes(const LayerOpContext& c) {
+  switch (c.training.moe.router_dtype) {
+    case config::RouterDtype::kFp32:
+      return kFp32Bytes;
+    case config::RouterDtype::kFp64:
+      return 8;
+    case config::RouterDtype::kActivation:
+      break;
+  }
+  return kBf16Bytes;
+}
+
+// A norm fused into a TE LayerNormColumnParallelLinear: its input x and fp32 rsigma (norm
+// backward) and its output, the linear's input (wgrad), all sequence-sharded.
+int64_t FusedNormBytes(const Dims& d) {
+  return Bytes(d.sp_tokens, 2 * d.h, kBf16Bytes) + Bytes(d.sp_tokens, 1, kFp32Bytes);
+}
+
+// Attention with flash attention: qk-norm inputs and rstd, the post-RoPE q, k, v and the gate,
+// the core output O (linear_proj's input, or kept for the gate), the softmax LSE (fp32), and
+// with the output gate the gated product that linear_proj saves.
+int64_t AttentionBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+  const config::AttentionConfig& a = c.model.attention;
+  const int64_t heads = a.num_heads / d.t;
+  const int64_t kv_heads = std::max<int64_t>(a.num_kv_heads / d.t, 1);  // g < t: one group
+  const int64_t q = heads * a.head_dim, kv = kv_heads * a.head_dim;
+  int64_t bytes = FusedNormBytes(d);
+  if (a.qk_norm) {
+    bytes += Bytes(d.tokens, q + kv, kBf16Bytes) + Bytes(d.tokens, heads + kv_heads, kFp32Bytes);
+  }
+  bytes += Bytes(d.tokens, q + 2 * kv + (a.output_gate ? q : 0), kBf16Bytes);
+  bytes += Bytes(d.tokens, q, kBf16Bytes);
+  if (a.output_gate) bytes += Bytes(d.tokens, q, kBf16Bytes);
+  if (!Drops(c, selective, "core_attn")) bytes += Bytes(d.tokens, heads, kFp32Bytes);
+  return bytes;
+}
+
+// Gated DeltaNet (§7): in_proj output (the conv input and the z, beta, alpha views), conv
+// output (kernel q, k, v), q/k L2-norm rstd, decay g (fp32) and beta, the FLA kernel's WY
+// matrix A [S, H_v, chunk] in bf16, the kernel output o and out_norm rstd, and the out_norm
+// output that out_proj saves (dropped with its rstd by gdn_norm_out, gdn.py:266-287).
+int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t v_heads = g.num_value_heads / d.t, k_heads = g.num_key_heads / d.t;
+  const int64_t vd = g.ValueWidth() / d.t;
+  int64_t bytes = FusedNormBytes(d);
+  bytes += Bytes(d.tokens, g.InProjWidth() / d.t, kBf16Bytes);
+  bytes += Bytes(d.tokens, g.ConvChannels() / d.t, kBf16Bytes);
+  bytes += Bytes(d.tokens, 2 * k_heads, kFp32Bytes);
+  bytes += Bytes(d.tokens, v_heads, kFp32Bytes + kBf16Bytes);
+  bytes += Bytes(d.tokens, v_heads * g.chunk_size, kBf16Bytes);
+  bytes += Bytes(d.tokens, vd, kBf16Bytes);
+  if (!Drops(c, selective, "gdn_norm_out")) {
+    bytes += Bytes(d.tokens, vd, kBf16Bytes) + Bytes(d.tokens, v_heads, kFp32Bytes);
+  }
+  return bytes;
+}
+
+// SwiGLU MLP after its (fused) pre-MLP norm: fc1 output 2F/t (SwiGLU input) and the activation
+// output F/t (fc2 input).
+int64_t SwiGluBytes(const Dims& d, int64_t ffn_hidden) {
+  return Bytes(d.tokens, 3 * (ffn_hidden / d.t), kBf16Bytes);
+}
+
+// Dense MLP; selective `mlp` checkpoints the whole MLP and keeps only its input.
+int64_t DenseMlpBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+  if (Drops(c, selective, "mlp")) return Bytes(d.sp_tokens, d.h, kBf16Bytes);
+  return FusedNormBytes(d) + SwiGluBytes(d, c.model.ffn_hidden_size);
+}
+
+// Expert GEMM rows on one rank, u·T·k when dropless, capped or padded to the capacity
+// C = ceil(T·k/E·cf) per expert (moe_utils.py:248-266).
+int64_t ExpertRows(const LayerOpContext& c, int64_t tokens) {
+  const config::MoeConfig& moe = c.model.moe;
+  int64_t pairs = CheckedMul(tokens, moe.top_k, kWhat);
+  if (const auto& cf = c.training.moe.capacity_factor) {
+    const double per_expert = static_cast<double>(pairs) / static_cast<double>(moe.num_experts);
+    const int64_t capacity = static_cast<int64_t>(std::ceil(per_expert * *cf));
+    const int64_t padded = CheckedMul(capacity, moe.num_experts, kWhat);
+    pairs = c.training.moe.pad_expert_input_to_capacity ? padded : std::min(pairs, padded);
+  }
+  return CheckedMul(c.training.parallel.ExpertTensor(), pairs, kWhat);
+}
+
+// Router, routed experts and shared expert of one MoE layer (the pre-MLP norm is separate).
+int64_t MoeBlockBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+  const config::MoeConfig& moe = c.model.moe;
+  const int64_t u = c.training.parallel.ExpertTensor();
+  const int64_t rows = ExpertRows(c, d.sp_tokens);
+  // Router logits and probs in the router dtype plus the bool routing map (router.py).
+  int64_t bytes = Bytes(d.sp_tokens, moe.num_experts, 2 * RouterBytes(c) + kBoolBytes);
+  // Permuted probs, expert fc1 input and output (experts.py TEGroupedMLP).
+  bytes += Bytes(rows, 1, RouterBytes(c)) + Bytes(rows, d.h, kBf16Bytes);
+  bytes += Bytes(rows, 2 * (moe.expert_ffn_hidden_size / u), kBf16Bytes);
+  if (!Drops(c, selective, "moe_act")) {
+    bytes += Bytes(rows, moe.expert_ffn_hidden_size / u, kBf16Bytes);
+  }
+  if (moe.HasSharedExpert() && !Drops(c, selective, "shared_experts")) {
+    bytes += SwiGluBytes(d, moe.shared_expert_ffn_hidden_size);
+    if (moe.shared_expert_gate) bytes += Bytes(d.sp_tokens, d.h + 1, kBf16Bytes);
+  }
+  return bytes;
+}
+
+// MoE layer: the separate pre-MLP TENorm (input, rstd, output = MoE input), then the block.
+// `layernorm` discards the norm output and rstd; `moe` checkpoints the whole MoE layer.
+int64_t MoeBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+  const int64_t input = Bytes(d.sp_tokens, d.h, kBf16Bytes);
+  int64_t bytes = input;
+  if (!Drops(c, selective, "layernorm")) bytes += input + Bytes(d.sp_tokens, 1, kFp32Bytes);
+  if (!Drops(c, selective, "moe")) bytes += MoeBlockBytes(c, d, selective);
+  return bytes;
+}
+
+int64_t LayerBytes(const LayerOpContext& c, LayerSpec spec, bool selective) {
+  const Dims d = MakeDims(c);
+  const int64_t mixer = spec.mixer == MixerKind::kGatedDeltaNet ? GdnBytes(c, d, selective)
+                                                                : AttentionBytes(c, d, selective);
+  const int64_t ffn =
+      spec.ffn == FfnKind::kMoe ? MoeBytes(c, d, selective) : DenseMlpBytes(c, d, selective);
+  return CheckedAdd(mixer, ffn, kWhat);
+}
+
+}  // namespace
+
+int64_t LayerActivationBytes(const LayerOpContext& c, LayerSpec spec) {
+  return LayerBytes(c, spec, /*selective=*/true);
+}
+
+int64_t LayerActivationBytesNoRecompute(const LayerOpContext& c, LayerSpec spec) {
+  return LayerBytes(c, spec, /*selective=*/false);
+}
+
+int64_t LayerInputBytes(const LayerOpContext& c) {
+  const Dims d = MakeDims(c);
+  // tensor_parallel.checkpoint splits the saved input over TP with distribute_saved_activations
+  // (only allowed without SP, arguments.py).
+  const bool distributed =
+      c.training.recompute.distribute_saved_activations && !c.SequenceParallel();
+  return Bytes(distributed ? CeilDiv(d.tokens, d.t) : d.sp_tokens, d.h, kBf16Bytes);
+}
+
+int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec) {
+  const Dims d = MakeDims(c);
+  const int64_t gathered = c.SequenceParallel() ? Bytes(d.tokens, d.h, kBf16Bytes) : 0;
+  int64_t mixer = 0;
+  if (spec.mixer == MixerKind::kGatedDeltaNet) {
+    // FLA chunk states h [chunks, H_v, d_k, d_v] in bf16, rebuilt in backward.
+    const config::GdnConfig& g = c.model.gdn;
+    const int64_t state = g.num_value_heads / d.t * g.key_head_dim * g.value_head_dim;
+    mixer = Bytes(CeilDiv(d.tokens, g.chunk_size), state, kBf16Bytes);
+  } else {
+    // dq, dk, dv and the gate gradient in backward.
+    const config::AttentionConfig& a = c.model.attention;
+    const int64_t width = a.QueryWidth() * (a.output_gate ? 2 : 1) / d.t +
+                          2 * std::max<int64_t>(a.num_kv_heads / d.t, 1) * a.head_dim;
+    mixer = Bytes(d.tokens, width, kBf16Bytes);
+  }
+  int64_t ffn = 0;
+  if (spec.ffn == FfnKind::kMoe) {
+    // Dispatcher buffers: the permuted send buffer, the expert output (RS input with ETP) and
+    // the combine receive buffer (alltoall / flex), or the tp_ep-gathered hidden states and the
+    // RS input in the probs dtype (allgather).
+    const config::ParallelSizes& sizes = c.training.parallel;
+    const int64_t rows = ExpertRows(c, d.sp_tokens);
+    ffn = Bytes(rows, d.h, kBf16Bytes);
+    if (c.training.moe.dispatcher == config::TokenDispatcher::kAllGather) {
+      const int64_t gathered_rows =
+          CheckedMul(sizes.ExpertTensor() * sizes.expert, d.sp_tokens, kWhat);
+      ffn += Bytes(gathered_rows, d.h, kBf16Bytes + RouterBytes(c));
+    } else {
+      ffn += Bytes(CheckedMul(d.sp_tokens, c.model.moe.top_k, kWhat), d.h, 2 * kBf16Bytes);
+    }
+  } else {
+    ffn = Bytes(d.tokens, 2 * (c.model.ffn_hidden_size / d.t), kBf16Bytes);  // d(fc1 output)
+  }
+  return CheckedAdd(gathered, std::max(mixer, ffn), kWhat);
+}
+
+}  // namespace trainscope::cost::internal

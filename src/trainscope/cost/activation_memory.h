@@ -1,0 +1,42 @@
+// Internal to cost/memory: the activation bytes one rank saves for backward per micro-batch, per
+// block, as Megatron-Core with Transformer Engine and flash attention stores them (no s² score
+// matrix), after selective or full recompute; and the transient working set of the largest
+// block. Formulas and sources: docs/memory.md, "Activations".
+#ifndef TRAINSCOPE_COST_ACTIVATION_MEMORY_H_
+#define TRAINSCOPE_COST_ACTIVATION_MEMORY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/config/pipeline_layout.h"
+#include "trainscope/cost/memory.h"
+#include "trainscope/graph/layer_ops.h"
+
+namespace trainscope::cost::internal {
+
+// Saved bytes of one decoder layer of kind `spec` for one micro-batch, with the selective
+// recompute modules of the context's training config dropped (full recompute not applied).
+[[nodiscard]] int64_t LayerActivationBytes(const graph::LayerOpContext& c, config::LayerSpec spec);
+// The same layer without any recompute (what a fully recomputed layer rebuilds in backward).
+[[nodiscard]] int64_t LayerActivationBytesNoRecompute(const graph::LayerOpContext& c,
+                                                      config::LayerSpec spec);
+// Transient buffers of one layer's forward or backward that are freed before the next layer.
+[[nodiscard]] int64_t LayerTransientBytes(const graph::LayerOpContext& c, config::LayerSpec spec);
+// The checkpointed input of a fully recomputed layer: s_c·b·h·2/t under SP (or with
+// distribute_saved_activations), else s_c·b·h·2.
+[[nodiscard]] int64_t LayerInputBytes(const graph::LayerOpContext& c);
+
+// Activations of one model chunk for one micro-batch.
+struct ChunkActivations {
+  std::vector<ActivationBreakdown> parts;  // one micro-batch; num_layers in this chunk
+  int64_t bytes_per_micro_batch = 0;       // Σ parts: bytes × num_layers
+  int64_t working_set_bytes = 0;           // held once while the chunk runs
+};
+
+[[nodiscard]] ChunkActivations ChunkActivationBytes(const graph::LayerOpContext& c,
+                                                    const config::ModelChunk& chunk);
+
+}  // namespace trainscope::cost::internal
+
+#endif  // TRAINSCOPE_COST_ACTIVATION_MEMORY_H_

@@ -1,0 +1,125 @@
+// Activations of one model chunk per micro-batch: its decoder layers grouped by kind (with full
+// recompute keeping only the checkpointed inputs), the embedding on the first chunk, and the LM
+// head with its fp32 cross-entropy and the MTP layers on the last (docs/memory.md).
+#include <algorithm>
+#include <string>
+
+#include "trainscope/cost/activation_memory.h"
+#include "trainscope/units.h"
+
+namespace trainscope::cost::internal {
+namespace {
+
+using config::LayerSpec;
+using graph::LayerOpContext;
+
+constexpr const char* kWhat = "activation memory";
+
+int64_t Bytes(int64_t rows, int64_t width, int64_t element_bytes) {
+  return CheckedMul(CheckedMul(rows, width, kWhat), element_bytes, kWhat);
+}
+
+int64_t SpTokens(const LayerOpContext& c) {
+  return c.SequenceParallel() ? CeilDiv(c.TokensPerRank(), c.training.parallel.tensor)
+                              : c.TokensPerRank();
+}
+
+// The embedding saves the int64 token ids for its backward scatter-add; its output is the first
+// layer's input and is counted there.
+int64_t EmbeddingBytes(const LayerOpContext& c) { return Bytes(c.TokensPerRank(), 1, kInt64Bytes); }
+
+// Final norm (input, rstd, output = the output layer's local input, saved sharded under SP and
+// re-gathered, layers.py) and the vocab-parallel cross-entropy on fp32 logits, which saves the
+// fp32 softmax [S, V/t] plus the target mask and masked targets (cross_entropy.py:25-160).
+int64_t LmHeadBytes(const LayerOpContext& c) {
+  const int64_t sp = SpTokens(c), tokens = c.TokensPerRank();
+  const int64_t vocab = c.PaddedVocab() / c.training.parallel.tensor;
+  return Bytes(sp, 2 * c.model.hidden_size, kBf16Bytes) + Bytes(sp, 1, kFp32Bytes) +
+         Bytes(tokens, vocab, kFp32Bytes) + Bytes(tokens, 1, kBoolBytes + kInt64Bytes);
+}
+
+// The bf16 logits [S, V/t], alive next to their fp32 copy in forward and as the gradient cast
+// back to bf16 in backward.
+int64_t LmHeadTransientBytes(const LayerOpContext& c) {
+  return Bytes(c.TokensPerRank(), c.PaddedVocab() / c.training.parallel.tensor, kBf16Bytes);
+}
+
+// One MTP layer (multi_token_prediction.py): token ids, enorm input and the two norms' rstd,
+// the concatenated [S_sp, 2h] eh_proj input, one decoder layer of the MTP kind (selective
+// recompute applies, full recompute does not), then its own final norm, LM head and loss.
+int64_t MtpLayerBytes(const LayerOpContext& c) {
+  const int64_t sp = SpTokens(c), h = c.model.hidden_size;
+  int64_t bytes = EmbeddingBytes(c) + Bytes(sp, 3 * h, kBf16Bytes) + Bytes(sp, 2, kFp32Bytes);
+  bytes = CheckedAdd(bytes, LayerActivationBytes(c, c.model.MtpLayerSpec()), kWhat);
+  return CheckedAdd(bytes, LmHeadBytes(c), kWhat);
+}
+
+std::string KindName(LayerSpec spec) {
+  return config::ToString(spec.mixer) + "/" + config::ToString(spec.ffn);
+}
+
+void AddPart(ChunkActivations& out, const std::string& kind, int64_t bytes, int64_t count) {
+  auto it = std::find_if(out.parts.begin(), out.parts.end(),
+                         [&](const ActivationBreakdown& part) { return part.kind == kind; });
+  if (it == out.parts.end()) {
+    out.parts.push_back({kind, bytes, 0});
+    it = out.parts.end() - 1;
+  }
+  it->num_layers += count;
+  out.bytes_per_micro_batch =
+      CheckedAdd(out.bytes_per_micro_batch, CheckedMul(bytes, count, kWhat), kWhat);
+}
+
+// Full recompute (recompute.py:150-180): uniform checkpoints groups of N layers (N =
+// --recompute-num-layers, default 1), block the first N layers of the chunk one by one. Each
+// checkpoint keeps its input; backward rebuilds one group's full activations at a time.
+// Returns the working set of that rebuild and adds the kept inputs to `out`.
+int64_t AddDecoderLayers(const LayerOpContext& c, const config::ModelChunk& chunk,
+                         ChunkActivations& out) {
+  const config::RecomputeConfig& recompute = c.training.recompute;
+  const bool full = recompute.granularity == config::RecomputeGranularity::kFull;
+  const bool uniform = full && recompute.method == config::RecomputeMethod::kUniform;
+  const int64_t group = std::max<int64_t>(recompute.num_layers.value_or(1), 1);
+  int64_t largest_rebuilt = 0;
+  int64_t num_recomputed = 0;
+  for (int64_t i = 0; i < chunk.num_layers; ++i) {
+    const LayerSpec spec = c.model.layers[static_cast<size_t>(chunk.first_layer + i)];
+    const bool rebuilt =
+        uniform || (full && recompute.method == config::RecomputeMethod::kBlock && i < group);
+    if (!rebuilt) {
+      AddPart(out, KindName(spec), LayerActivationBytes(c, spec), 1);
+      continue;
+    }
+    ++num_recomputed;
+    largest_rebuilt = std::max(largest_rebuilt, LayerActivationBytesNoRecompute(c, spec));
+  }
+  if (num_recomputed == 0) return 0;
+  const int64_t num_inputs = uniform ? CeilDiv(num_recomputed, group) : num_recomputed;
+  AddPart(out, "layer_inputs (full recompute)", LayerInputBytes(c), num_inputs);
+  return CheckedMul(largest_rebuilt, uniform ? std::min(group, num_recomputed) : 1, kWhat);
+}
+
+}  // namespace
+
+ChunkActivations ChunkActivationBytes(const LayerOpContext& c, const config::ModelChunk& chunk) {
+  ChunkActivations out;
+  if (chunk.has_embedding) AddPart(out, "embedding", EmbeddingBytes(c), 1);
+  const int64_t rebuilt = AddDecoderLayers(c, chunk, out);
+  int64_t transient = 0;
+  for (int64_t i = 0; i < chunk.num_layers; ++i) {
+    const LayerSpec spec = c.model.layers[static_cast<size_t>(chunk.first_layer + i)];
+    transient = std::max(transient, LayerTransientBytes(c, spec));
+  }
+  if (chunk.num_mtp_layers > 0) {
+    AddPart(out, "mtp", MtpLayerBytes(c), chunk.num_mtp_layers);
+    transient = std::max(transient, LayerTransientBytes(c, c.model.MtpLayerSpec()));
+  }
+  if (chunk.has_lm_head) {
+    AddPart(out, "lm_head_loss", LmHeadBytes(c), 1);
+    transient = std::max(transient, LmHeadTransientBytes(c));
+  }
+  out.working_set_bytes = CheckedAdd(rebuilt, transient, kWhat);
+  return out;
+}
+
+}  // namespace trainscope::cost::internal

@@ -1,0 +1,89 @@
+#include "trainscope/report/memory_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "trainscope/units.h"
+
+namespace trainscope::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Gib(int64_t bytes) {
+  return fmt::format("{:.2f}", static_cast<double>(bytes) / static_cast<double>(kBytesPerGiB));
+}
+
+Json ActivationsJson(const cost::RankMemory& stage) {
+  Json out = Json::array();
+  for (const cost::ActivationBreakdown& part : stage.activations) {
+    out.push_back({{"kind", part.kind},
+                   {"bytes_per_micro_batch", part.bytes_per_micro_batch},
+                   {"num_layers", part.num_layers}});
+  }
+  return out;
+}
+
+Json StageJson(const cost::RankMemory& stage) {
+  return Json{{"pp_rank", stage.pipeline_rank},
+              {"num_ranks", stage.num_ranks},
+              {"weights_bytes", stage.weights_bytes},
+              {"grads_bytes", stage.grads_bytes},
+              {"optimizer_bytes", stage.optimizer_bytes},
+              {"activations_bytes", stage.activations_bytes},
+              {"buffers_bytes", stage.buffers_bytes},
+              {"peak_bytes", stage.peak_bytes},
+              {"in_flight_micro_batches", stage.in_flight_micro_batches},
+              {"activations", ActivationsJson(stage)}};
+}
+
+}  // namespace
+
+bool Fits(const MemoryReportInput& input) {
+  return input.estimate.max_peak_bytes <= input.gpu.memory_bytes;
+}
+
+std::string RenderMemoryJson(const MemoryReportInput& input) {
+  Json per_rank = Json::array();
+  for (const cost::RankMemory& stage : input.estimate.stages) per_rank.push_back(StageJson(stage));
+  const Json out{{"model", input.model.name},
+                 {"gpu", input.gpu.name},
+                 {"gpu_memory_bytes", input.gpu.memory_bytes},
+                 {"max_peak_bytes", input.estimate.max_peak_bytes},
+                 {"max_peak_pp_rank", input.estimate.max_peak_pipeline_rank},
+                 {"fits", Fits(input)},
+                 {"per_rank", per_rank},
+                 {"megatron_estimate",
+                  {{"weights_and_optimizer_bytes", input.megatron.weights_and_optimizer_bytes},
+                   {"activations_bytes", input.megatron.activations_bytes},
+                   {"total_bytes", input.megatron.total_bytes},
+                   {"notes", input.megatron.notes}}}};
+  return out.dump(2) + "\n";
+}
+
+std::string RenderMemoryText(const MemoryReportInput& input) {
+  std::string out = fmt::format("{} on {} ({} GiB usable)\n\n", input.model.name, input.gpu.name,
+                                Gib(input.gpu.memory_bytes));
+  out +=
+      fmt::format("  {:>7}{:>7}{:>10}{:>10}{:>11}{:>13}{:>10}{:>10}{:>10}\n", "pp_rank", "ranks",
+                  "weights", "grads", "optimizer", "activations", "buffers", "peak", "in-flight");
+  for (const cost::RankMemory& s : input.estimate.stages) {
+    out += fmt::format("  {:>7}{:>7}{:>10}{:>10}{:>11}{:>13}{:>10}{:>10}{:>10}\n", s.pipeline_rank,
+                       s.num_ranks, Gib(s.weights_bytes), Gib(s.grads_bytes),
+                       Gib(s.optimizer_bytes), Gib(s.activations_bytes), Gib(s.buffers_bytes),
+                       Gib(s.peak_bytes), s.in_flight_micro_batches);
+  }
+  out += fmt::format("  (GiB)\n\nbusiest rank: pipeline stage {}, peak {} GiB: {}\n",
+                     input.estimate.max_peak_pipeline_rank, Gib(input.estimate.max_peak_bytes),
+                     Fits(input) ? "fits" : "DOES NOT FIT");
+  out += fmt::format(
+      "\nMegatron's theoretical formula (theoretical_memory_usage.py): weights+optimizer {} GiB, "
+      "activations {} GiB, total {} GiB\n",
+      Gib(input.megatron.weights_and_optimizer_bytes), Gib(input.megatron.activations_bytes),
+      Gib(input.megatron.total_bytes));
+  for (const std::string& note : input.megatron.notes) out += "  note: " + note + "\n";
+  return out;
+}
+
+}  // namespace trainscope::report

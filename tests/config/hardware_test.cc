@@ -1,0 +1,73 @@
+// GPU presets against the figures of reference/hardware.md §1, converted by hand here:
+// TFLOP/s x 10^12, GB/s x 10^9, TB/s x 10^12, Gb/s / 8 x 10^9, MiB x 2^20, GiB x 2^30.
+#include "trainscope/config/hardware.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainscope::config {
+namespace {
+
+TEST(HardwareTest, H100MatchesReferenceTable) {
+  const std::optional<GpuSpec> gpu = FindGpu("H100");
+  ASSERT_TRUE(gpu.has_value());
+  EXPECT_EQ(gpu->name, "H100");
+  EXPECT_DOUBLE_EQ(gpu->bf16_flops_per_second, 989.4e12);
+  EXPECT_DOUBLE_EQ(gpu->fp8_flops_per_second, 1978.9e12);
+  // 80,999 MiB, the measured limit of an H100 job (79.1 GiB).
+  EXPECT_EQ(gpu->memory_bytes, int64_t{80'999} * 1'048'576);
+  EXPECT_DOUBLE_EQ(gpu->hbm_bytes_per_second, 3.35e12);
+  EXPECT_DOUBLE_EQ(gpu->nvlink_bytes_per_second, 450e9);
+  // 1x 400 Gb/s CX-7 = 50 GB/s.
+  EXPECT_DOUBLE_EQ(gpu->scale_out_bytes_per_second, 50e9);
+}
+
+TEST(HardwareTest, LookupIgnoresCase) {
+  ASSERT_TRUE(FindGpu("gb200").has_value());
+  EXPECT_EQ(FindGpu("gb200")->name, "GB200");
+  ASSERT_TRUE(FindGpu("h100-96gb").has_value());
+  EXPECT_EQ(FindGpu("h100-96gb")->name, "H100-96GB");
+}
+
+TEST(HardwareTest, UnknownNameGivesNothing) {
+  EXPECT_FALSE(FindGpu("L20Z").has_value());  // "unknown" in every column of the reference
+  EXPECT_FALSE(FindGpu("").has_value());
+  EXPECT_FALSE(FindGpu("H100 ").has_value());
+}
+
+TEST(HardwareTest, ListsEveryPresetInFixedOrder) {
+  const std::vector<std::string> expected = {"H100", "H100-96GB", "H200", "H800", "H20",
+                                             "A100", "A800",      "L20",  "B200", "GB200"};
+  EXPECT_EQ(GpuNames(), expected);
+  for (const std::string& name : GpuNames()) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(FindGpu(name).has_value());
+    EXPECT_EQ(FindGpu(name)->name, name);
+    EXPECT_GT(FindGpu(name)->bf16_flops_per_second, 0);
+    EXPECT_GT(FindGpu(name)->memory_bytes, 0);
+  }
+}
+
+TEST(HardwareTest, BlackwellPeaksMatchMfuDenominators) {
+  // hardware.md §1: MFU denominators 2250 (B200) and 2500 (GB200) TFLOP/s.
+  EXPECT_DOUBLE_EQ(FindGpu("B200")->bf16_flops_per_second, 2250e12);
+  EXPECT_DOUBLE_EQ(FindGpu("GB200")->bf16_flops_per_second, 2500e12);
+  EXPECT_DOUBLE_EQ(FindGpu("B200")->nvlink_bytes_per_second, 900e9);
+  // B200 ≈180 GB usable; GB200 ≈184 GiB usable.
+  EXPECT_EQ(FindGpu("B200")->memory_bytes, int64_t{180'000'000'000});
+  EXPECT_EQ(FindGpu("GB200")->memory_bytes, int64_t{184} * 1'073'741'824);
+}
+
+TEST(HardwareTest, MarksMissingFiguresAsZero) {
+  EXPECT_EQ(FindGpu("A100")->fp8_flops_per_second, 0);                  // no FP8 tensor cores
+  EXPECT_EQ(FindGpu("H20")->scale_out_bytes_per_second, 0);             // deployment-specific
+  EXPECT_DOUBLE_EQ(FindGpu("A100")->scale_out_bytes_per_second, 25e9);  // 200 Gb/s HDR
+  EXPECT_DOUBLE_EQ(FindGpu("H20")->bf16_flops_per_second, 148e12);
+  EXPECT_DOUBLE_EQ(FindGpu("L20")->bf16_flops_per_second, 119.5e12);
+}
+
+}  // namespace
+}  // namespace trainscope::config

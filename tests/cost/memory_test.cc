@@ -1,0 +1,267 @@
+// Memory estimate against hand-derived values. Parameter counts come from the per-layer formulas
+// of reference/qwen-architectures.md §5 and megatron-semantics.md §7.1 written out here, the
+// padding from §5.1 (64-element params, lcm(dp·cp, 128) buckets), the sharding from §5.1-§5.2,
+// the in-flight counts from §4.3-§4.5, and the activation formula from docs/memory.md
+// ("Dense layer formula"), not from the code under test.
+#include "trainscope/cost/memory.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "trainscope/config/validate.h"
+#include "trainscope/io/hf_config_loader.h"
+#include "trainscope/units.h"
+
+namespace trainscope::cost {
+namespace {
+
+config::TrainingConfig Training(int64_t tp, int64_t pp, int64_t dp) {
+  config::TrainingConfig training;
+  training.parallel.tensor = tp;
+  training.parallel.pipeline = pp;
+  training.parallel.world_size = tp * pp * dp;
+  training.batch.micro_batch_size = 1;
+  training.batch.seq_length = 4096;
+  training.sequence_parallel = tp > 1;
+  training.sequence_layout = config::SequenceLayout::kBshd;
+  return training;
+}
+
+void ExpectValid(const config::ModelConfig& model, const config::TrainingConfig& training) {
+  const config::ValidationResult result = config::Validate(model, training);
+  ASSERT_TRUE(result.ok()) << result.errors.front().message;
+}
+
+const ActivationBreakdown* FindPart(const RankMemory& rank, const std::string& kind) {
+  const auto it = std::find_if(rank.activations.begin(), rank.activations.end(),
+                               [&](const ActivationBreakdown& part) { return part.kind == kind; });
+  return it == rank.activations.end() ? nullptr : &*it;
+}
+
+// Qwen3-8B: h = 4096, L = 36, n = 32, g = 8, d_h = 128, F = 12288, V0 = 151936, untied, qk-norm.
+constexpr int64_t kH = 4096, kQ = 32 * 128, kKv = 8 * 128, kF = 12288;
+
+TEST(MemoryTest, DenseModelStatesMatchHandCountWithAndWithoutDistributedOptimizer) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  ExpectValid(model, training);
+  // Per layer and TP rank: norms h + h + 2·d_h replicated; qkv (q+2kv)h, proj qh, fc1 2Fh,
+  // fc2 Fh split by t = 2.
+  const int64_t layer = 2 * kH + 2 * 128 + ((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2;
+  const int64_t vocab_shard = 152064 / 2 * kH;  // ceil(151936/256)·256 = 152064 rows, /t
+  const int64_t first = 18 * layer + vocab_shard;
+  const int64_t last = 18 * layer + kH + vocab_shard;  // final norm + output layer
+
+  MemoryEstimate estimate = EstimateMemory(model, training);
+  ASSERT_EQ(estimate.stages.size(), 2u);
+  EXPECT_EQ(estimate.stages[0].weights_bytes, 2 * first);
+  EXPECT_EQ(estimate.stages[0].grads_bytes, 4 * first);
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * first);
+  EXPECT_EQ(estimate.stages[1].weights_bytes, 2 * last);
+  EXPECT_EQ(estimate.stages[1].optimizer_bytes, 12 * last);
+
+  // Every tensor is a multiple of 64 and each stage total a multiple of lcm(2, 128): no padding;
+  // the optimizer state is split over d·c = 2.
+  training.data_parallel.distributed_optimizer = true;
+  estimate = EstimateMemory(model, training);
+  EXPECT_EQ(estimate.stages[0].weights_bytes, 2 * first);
+  EXPECT_EQ(estimate.stages[0].grads_bytes, 4 * first);
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * first / 2);
+  EXPECT_EQ(estimate.stages[1].optimizer_bytes, 12 * last / 2);
+
+  // --grad-reduce-in-bf16: 2-byte main grads, and the optimizer's fp32 copy of its grad shard.
+  training.precision.grad_reduce_in_fp32 = false;
+  estimate = EstimateMemory(model, training);
+  EXPECT_EQ(estimate.stages[0].grads_bytes, 2 * first);
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 16 * first / 2);
+}
+
+TEST(MemoryTest, MegatronFsdpShardsWeightsGradsAndOptimizer) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/1, /*dp=*/2);
+  training.data_parallel.megatron_fsdp = true;
+  training.data_parallel.distributed_optimizer = true;
+  ExpectValid(model, training);
+  const int64_t layer = 2 * kH + 2 * 128 + ((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2;
+  const int64_t vocab_shard = 152064 / 2 * kH;
+  const int64_t total = 36 * layer + 2 * vocab_shard + kH;  // an even number: shard = total/2
+  const MemoryOverheads no_overheads{
+      .cuda_context_bytes = 0, .nccl_bytes_per_communicator = 0, .fragmentation_fraction = 0.0};
+  const RankMemory rank = EstimateMemory(model, training, no_overheads).stages[0];
+  // §5.4 optim_grads_params: bf16 params and (auto = bf16) main grads sharded over dp·cp = 2,
+  // 12 B of fp32 state plus the fp32 copy of the bf16 grad shard.
+  EXPECT_EQ(rank.weights_bytes, 2 * total / 2);
+  EXPECT_EQ(rank.grads_bytes, 2 * total / 2);
+  EXPECT_EQ(rank.optimizer_bytes, 16 * total / 2);
+  // Buffers: the root unit (embedding, final norm, output layer) stays gathered, plus one
+  // decoder layer's gathered params and full bf16 grad.
+  EXPECT_EQ(rank.buffers_bytes, 2 * (2 * vocab_shard + kH) + 2 * layer + 2 * layer);
+}
+
+// Qwen3-30B-A3B: h = 2048, L = 48, n = 32, g = 4, d_h = 128, E = 128, k = 8, F_e = 768.
+TEST(MemoryTest, MoeModelShardsExpertOptimizerStateOverExpertDataParallel) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/16);
+  training.parallel.expert = 8;  // d_e = W/(u·e·p) = 16/8 = 2
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  ExpectValid(model, training);
+  const int64_t h = 2048;
+  const int64_t dense_layer = 2 * h + 2 * 128 + (4096 + 2 * 512) * h + 4096 * h + 128 * h;
+  const int64_t dense = 48 * dense_layer + 2 * 151936 * h + h;  // V = 151936 is 128-aligned
+  const int64_t expert = 48 * (128 / 8) * (3 * 768 * h);        // E/e experts of 3·F_e·h
+
+  MemoryEstimate estimate = EstimateMemory(model, training);
+  ASSERT_EQ(estimate.stages.size(), 1u);
+  EXPECT_EQ(estimate.stages[0].weights_bytes, 2 * (dense + expert));
+  EXPECT_EQ(estimate.stages[0].grads_bytes, 4 * (dense + expert));
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * (dense + expert));
+
+  // Both buffers are 128-aligned already; dense state over dp·cp = 16, expert state over d_e = 2.
+  training.data_parallel.distributed_optimizer = true;
+  estimate = EstimateMemory(model, training);
+  EXPECT_EQ(estimate.stages[0].weights_bytes, 2 * (dense + expert));
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * (dense / 16 + expert / 2));
+}
+
+// Qwen3.5-9B text model: h = 4096, 24 GDN + 8 gated-attention layers (n = 16, g = 4, d_h = 256),
+// GDN H_k = 16, d_k = 128, H_v = 32, d_v = 128, K = 4; F = 12288; V0 = 248320; untied; 1 MTP
+// layer (gated attention + dense MLP).
+TEST(MemoryTest, GdnModelStatesIncludeParamPaddingOfTheDistributedOptimizer) {
+  config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  model.vision = {};  // text-only training
+  config::TrainingConfig training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/4);
+  ExpectValid(model, training);
+  const int64_t h = 4096, qk = 16 * 128, vd = 32 * 128;
+  const int64_t mlp = h + 3 * kF * h;
+  const int64_t attention = h + (4096 + 4096 + 2 * 1024) * h + 2 * 256 + 4096 * h;
+  const int64_t gdn =
+      h + (2 * qk + 2 * vd + 2 * 32) * h + 4 * (2 * qk + vd) + 2 * 32 + 128 + vd * h;
+  const int64_t mtp = 3 * h + 2 * h * h + attention + mlp;
+  const int64_t total = 24 * (gdn + mlp) + 8 * (attention + mlp) + 2 * 248320 * h + h + mtp;
+
+  MemoryEstimate estimate = EstimateMemory(model, training);
+  EXPECT_EQ(estimate.stages[0].weights_bytes, 2 * total);
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * total);
+
+  // A_log and dt_bias (32 elements each) start the next parameter at a multiple of 64: 64
+  // elements of padding per GDN layer; the bucket ends at a multiple of lcm(4, 128) = 128.
+  training.data_parallel.distributed_optimizer = true;
+  estimate = EstimateMemory(model, training);
+  const int64_t padded = RoundUp(total + 24 * 64, 128);
+  EXPECT_EQ(estimate.stages[0].weights_bytes, 2 * padded);
+  EXPECT_EQ(estimate.stages[0].grads_bytes, 4 * padded);
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * padded / 4);
+}
+
+// Dense layer formula (docs/memory.md), SP on, g >= t, selective core_attn, bytes per micro-batch:
+//   (s·b/t)·[8h + 6q + 6kv + 6F + 4(n + g) + 8]
+// 8h: input and output of both fused norms; 6q + 6kv: qk-norm inputs 2(q + kv), flash-attention
+// q, k, v 2(q + 2kv), core output 2q; 6F: SwiGLU fc1 output 4F and its output 2F; 4(n + g) the
+// fp32 qk-norm rstd; 8 the two fp32 norm rstd. Korthikanti's 34·sbh minus the dropout masks,
+// with 2F-wide fc1 output, GQA and qk-norm.
+TEST(MemoryTest, DenseLayerActivationsWithSequenceParallelAndCoreAttnRecomputeMatchFormula) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/1, /*dp=*/1);
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  training.recompute.modules = {"core_attn"};
+  ExpectValid(model, training);
+  const int64_t sb_over_t = 4096 / 2;
+  const int64_t expected = sb_over_t * (8 * kH + 6 * kQ + 6 * kKv + 6 * kF + 4 * (32 + 8) + 8);
+  const RankMemory rank = EstimateMemory(model, training).stages[0];
+  const ActivationBreakdown* layer = FindPart(rank, "attention/dense_mlp");
+  ASSERT_NE(layer, nullptr);
+  EXPECT_EQ(layer->bytes_per_micro_batch, expected);  // 281,362,432 bytes
+  EXPECT_EQ(layer->num_layers, 36);
+
+  // Without core_attn recompute the fp32 softmax LSE (s·b·n/t·4 bytes) is kept as well.
+  training.recompute.granularity = config::RecomputeGranularity::kNone;
+  const RankMemory plain = EstimateMemory(model, training).stages[0];
+  EXPECT_EQ(FindPart(plain, "attention/dense_mlp")->bytes_per_micro_batch,
+            expected + 4096 * 32 / 2 * 4);
+}
+
+TEST(MemoryTest, FirstStageHoldsTheMostIn1F1B) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/4, /*dp=*/1);
+  training.batch.global_batch_size = 8;  // m = 8
+  ExpectValid(model, training);
+  const MemoryEstimate estimate = EstimateMemory(model, training);
+  ASSERT_EQ(estimate.stages.size(), 4u);
+  for (int64_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(estimate.stages[r].in_flight_micro_batches, 4 - r);  // min(p − r, m)
+  }
+  for (int64_t r = 1; r < 4; ++r) {
+    EXPECT_GT(estimate.stages[0].activations_bytes, estimate.stages[r].activations_bytes);
+  }
+  EXPECT_EQ(estimate.max_peak_pipeline_rank, 0);
+  EXPECT_EQ(estimate.max_peak_bytes, estimate.stages[0].peak_bytes);
+}
+
+TEST(MemoryTest, InterleavedScheduleHoldsWarmUpPlusOnePasses) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/1);
+  training.parallel.virtual_stages = 2;
+  training.batch.global_batch_size = 4;  // m = 4
+  ExpectValid(model, training);
+  const MemoryEstimate estimate = EstimateMemory(model, training);
+  // w_r = min(2(p−r−1) + (v−1)·p, m·v): rank 0 4, rank 1 2; one more forward before the first
+  // backward.
+  EXPECT_EQ(estimate.stages[0].in_flight_micro_batches, 5);
+  EXPECT_EQ(estimate.stages[1].in_flight_micro_batches, 3);
+}
+
+TEST(MemoryTest, FullRecomputeKeepsOnlyLayerInputs) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/1, /*dp=*/1);
+  ExpectValid(model, training);
+  const RankMemory plain = EstimateMemory(model, training).stages[0];
+  training.recompute.granularity = config::RecomputeGranularity::kFull;
+  training.recompute.method = config::RecomputeMethod::kUniform;
+  training.recompute.num_layers = 1;
+  ExpectValid(model, training);
+  const RankMemory full = EstimateMemory(model, training).stages[0];
+  EXPECT_LT(full.activations_bytes, plain.activations_bytes);
+  const ActivationBreakdown* inputs = FindPart(full, "layer_inputs (full recompute)");
+  ASSERT_NE(inputs, nullptr);
+  EXPECT_EQ(inputs->bytes_per_micro_batch, 4096 / 2 * kH * 2);  // s·b·h·2/t under SP
+  EXPECT_EQ(inputs->num_layers, 36);
+  EXPECT_EQ(FindPart(full, "attention/dense_mlp"), nullptr);
+}
+
+TEST(MemoryTest, MoeLayerHoldsMoreThanDenseLayerOfSameActiveWidth) {
+  const config::ModelConfig moe_model = io::LoadPreset("Qwen3-30B-A3B");
+  config::ModelConfig dense_model = moe_model;
+  dense_model.ffn_hidden_size = 8 * 768;  // k·F_e
+  for (config::LayerSpec& layer : dense_model.layers) layer.ffn = config::FfnKind::kDense;
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/1, /*dp=*/4);
+  training.parallel.expert = 8;
+  training.parallel.expert_tensor = 1;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  ExpectValid(moe_model, training);
+  const RankMemory moe_rank = EstimateMemory(moe_model, training).stages[0];
+  const ActivationBreakdown* moe = FindPart(moe_rank, "attention/moe");
+  const RankMemory dense_rank = EstimateMemory(dense_model, training).stages[0];
+  const ActivationBreakdown* dense = FindPart(dense_rank, "attention/dense_mlp");
+  ASSERT_NE(moe, nullptr);
+  ASSERT_NE(dense, nullptr);
+  // The experts' input alone is k rows of h per token instead of one.
+  EXPECT_GT(moe->bytes_per_micro_batch, dense->bytes_per_micro_batch);
+}
+
+TEST(MemoryTest, PeakIsTheSumOfCategories) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  const MemoryOverheads overheads{.cuda_context_bytes = kBytesPerGiB,
+                                  .nccl_bytes_per_communicator = 0,
+                                  .fragmentation_fraction = 0.0};
+  for (const RankMemory& rank : EstimateMemory(model, training, overheads).stages) {
+    EXPECT_EQ(rank.buffers_bytes, kBytesPerGiB);
+    EXPECT_EQ(rank.peak_bytes, rank.weights_bytes + rank.grads_bytes + rank.optimizer_bytes +
+                                   rank.activations_bytes + rank.buffers_bytes);
+  }
+}
+
+}  // namespace
+}  // namespace trainscope::cost
