@@ -120,6 +120,14 @@ Assumed BuildTraining(const config::ModelConfig& model, const io::CalibrationRow
   }
   t.sequence_parallel = t.parallel.tensor > 1;
   t.data_parallel.distributed_optimizer = true;
+  if (Lower(row.notes).find("fsdp") != std::string::npos) {
+    // torchtitan's FSDP2 shards parameters, gradients and optimizer states over DP (ZeRO-3):
+    // the closest Megatron equivalent is Megatron-FSDP with optim_grads_params.
+    t.data_parallel.distributed_optimizer = false;
+    t.data_parallel.megatron_fsdp = true;
+    t.data_parallel.fsdp_strategy = config::FsdpStrategy::kOptimGradsParams;
+    assumed.notes.push_back("FSDP as Megatron-FSDP optim_grads_params");
+  }
   if (model.HasMoe()) {
     t.moe.dispatcher = config::TokenDispatcher::kAllToAll;
     t.moe.grouped_gemm = true;
