@@ -1,0 +1,477 @@
+#include "trainscope/io/megatron_flags.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <span>
+
+#include "trainscope/config/enum_names.h"
+#include "trainscope/error.h"
+
+namespace trainscope::io::internal {
+namespace {
+
+// Largest accepted size: enough for any real cluster, small enough that products of a few
+// sizes stay far inside 64 bits.
+constexpr int64_t kMaxSize = int64_t{1} << 31;
+
+}  // namespace
+
+int64_t ParseInteger(const FlagUse& use, const std::string& text, int64_t minimum) {
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    throw UsageError(fmt::format("{}: expected an integer (got \"{}\")", use.name, text));
+  }
+  if (errno == ERANGE || value > kMaxSize) {
+    throw UsageError(
+        fmt::format("{}: absurd value (got {}, expected at most {})", use.name, text, kMaxSize));
+  }
+  if (value < minimum) {
+    throw UsageError(fmt::format("{}: must be at least {} (got {})", use.name, minimum, value));
+  }
+  return value;
+}
+
+namespace {
+
+int64_t Size(const FlagUse& use) { return ParseInteger(use, use.values.front(), 1); }
+
+double ParsePositiveNumber(const FlagUse& use) {
+  const std::string& text = use.values.front();
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(value > 0.0) ||
+      value > 1e9) {
+    throw UsageError(fmt::format("{}: expected a positive number (got \"{}\")", use.name, text));
+  }
+  return value;
+}
+
+template <typename Enum, size_t N>
+Enum ParseEnum(const FlagUse& use, const std::string& text,
+               const config::EnumName<Enum> (&table)[N]) {
+  const std::optional<Enum> value = config::ValueOf(table, text);
+  if (!value) {
+    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {})", use.name, text,
+                                 config::Choices(table)));
+  }
+  return *value;
+}
+
+// Applies a value-less switch to a bool field.
+FlagSpec Switch(std::vector<std::string_view> names, bool parallel,
+                std::function<bool&(CliRequest&)> field, bool value = true) {
+  return {std::move(names), Arity::kNone, parallel,
+          [field, value](CliRequest& request, const FlagUse&) { field(request) = value; }};
+}
+
+// Applies a positive integer to an int64_t field.
+FlagSpec Count(std::vector<std::string_view> names, std::function<int64_t&(CliRequest&)> field) {
+  return {std::move(names), Arity::kOne, true,
+          [field](CliRequest& request, const FlagUse& use) { field(request) = Size(use); }};
+}
+
+// Applies a positive integer to an optional<int64_t> field.
+FlagSpec OptionalCount(std::vector<std::string_view> names,
+                       std::function<std::optional<int64_t>&(CliRequest&)> field) {
+  return {std::move(names), Arity::kOne, true,
+          [field](CliRequest& request, const FlagUse& use) { field(request) = Size(use); }};
+}
+
+template <typename Enum, size_t N, typename Field>
+FlagSpec Choice(std::vector<std::string_view> names, const config::EnumName<Enum> (&table)[N],
+                Field field) {
+  return {std::move(names), Arity::kOne, true, [&table, field](CliRequest& r, const FlagUse& use) {
+            field(r) = ParseEnum(use, use.values.front(), table);
+          }};
+}
+
+std::vector<FlagSpec> ParallelFlags() {
+  using R = CliRequest;
+  return {
+      Count({"--tensor-model-parallel-size", "--tp"},
+            [](R& r) -> int64_t& { return r.training.parallel.tensor; }),
+      Count({"--pipeline-model-parallel-size", "--pp"},
+            [](R& r) -> int64_t& { return r.training.parallel.pipeline; }),
+      Count({"--num-virtual-stages-per-pipeline-rank", "--virtual-pipeline-model-parallel-size",
+             "--vpp"},
+            [](R& r) -> int64_t& { return r.training.parallel.virtual_stages; }),
+      OptionalCount({"--num-layers-per-virtual-pipeline-stage"},
+                    [](R& r) -> std::optional<int64_t>& { return r.layers_per_virtual_stage; }),
+      Count({"--context-parallel-size", "--cp"},
+            [](R& r) -> int64_t& { return r.training.parallel.context; }),
+      Count({"--expert-model-parallel-size", "--ep"},
+            [](R& r) -> int64_t& { return r.training.parallel.expert; }),
+      Count({"--expert-tensor-parallel-size", "--etp"},
+            [](R& r) -> int64_t& { return r.training.parallel.expert_tensor; }),
+      OptionalCount({"--data-parallel-size", "--dp"},
+                    [](R& r) -> std::optional<int64_t>& { return r.training.parallel.data; }),
+      {{"--num-gpus", "--world-size"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         r.training.parallel.world_size = Size(use);
+         r.world_size_given = true;
+       }},
+      Count({"--micro-batch-size", "--mbs"},
+            [](R& r) -> int64_t& { return r.training.batch.micro_batch_size; }),
+      OptionalCount(
+          {"--global-batch-size", "--gbs"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.batch.global_batch_size; }),
+      Count({"--seq-length", "--seq"},
+            [](R& r) -> int64_t& { return r.training.batch.seq_length; }),
+      Count({"--microbatch-group-size-per-virtual-pipeline-stage"},
+            [](R& r) -> int64_t& { return r.training.batch.microbatch_group_size_per_vp_stage; }),
+      Switch({"--sequence-parallel"}, true,
+             [](R& r) -> bool& { return r.training.sequence_parallel; }),
+      OptionalCount(
+          {"--decoder-first-pipeline-num-layers"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.split.first_stage_layers; }),
+      OptionalCount(
+          {"--decoder-last-pipeline-num-layers"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.split.last_stage_layers; }),
+      Switch({"--account-for-embedding-in-pipeline-split"}, true,
+             [](R& r) -> bool& { return r.training.split.account_for_embedding; }),
+      Switch({"--account-for-loss-in-pipeline-split"}, true,
+             [](R& r) -> bool& { return r.training.split.account_for_loss; }),
+      {{"--use-tp-pp-dp-mapping"},
+       Arity::kNone,
+       true,
+       [](R& r, const FlagUse&) { r.training.parallel.order = config::RankOrder::kTpCpEpPpDp; }},
+  };
+}
+
+std::vector<FlagSpec> TrainingFlags() {
+  using R = CliRequest;
+  return {
+      {{"--cp-comm-type"},
+       Arity::kList,
+       true,
+       [](R& r, const FlagUse& use) {
+         r.training.context.comm_types.clear();
+         for (const std::string& value : use.values) {
+           r.training.context.comm_types.push_back(ParseEnum(use, value, config::kCpCommTypeNames));
+         }
+       }},
+      {{"--hierarchical-context-parallel-sizes"},
+       Arity::kList,
+       true,
+       [](R& r, const FlagUse& use) {
+         r.training.context.hierarchical_sizes.clear();
+         for (const std::string& value : use.values) {
+           r.training.context.hierarchical_sizes.push_back(ParseInteger(use, value, 1));
+         }
+       }},
+      Choice(
+          {"--recompute-granularity"}, config::kRecomputeGranularityNames,
+          [](R& r) -> config::RecomputeGranularity& { return r.training.recompute.granularity; }),
+      Choice({"--recompute-method"}, config::kRecomputeMethodNames,
+             [](R& r) -> config::RecomputeMethod& { return r.training.recompute.method; }),
+      OptionalCount(
+          {"--recompute-num-layers"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.recompute.num_layers; }),
+      {{"--recompute-modules"},
+       Arity::kList,
+       true,
+       [](R& r, const FlagUse& use) { r.training.recompute.modules = use.values; }},
+      {{"--recompute-activations"},
+       Arity::kNone,
+       true,
+       [](R& r, const FlagUse&) {
+         r.training.recompute.granularity = config::RecomputeGranularity::kSelective;
+       }},
+      Switch({"--distribute-saved-activations"}, true,
+             [](R& r) -> bool& { return r.training.recompute.distribute_saved_activations; }),
+      Choice({"--moe-token-dispatcher-type"}, config::kDispatcherNames,
+             [](R& r) -> config::TokenDispatcher& { return r.training.moe.dispatcher; }),
+      Switch({"--moe-grouped-gemm"}, true,
+             [](R& r) -> bool& { return r.training.moe.grouped_gemm; }),
+      {{"--moe-expert-capacity-factor"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) { r.training.moe.capacity_factor = ParsePositiveNumber(use); }},
+      Switch({"--moe-pad-expert-input-to-capacity"}, true,
+             [](R& r) -> bool& { return r.training.moe.pad_expert_input_to_capacity; }),
+      Choice({"--moe-router-load-balancing-type"}, config::kLoadBalancingNames,
+             [](R& r) -> config::LoadBalancing& { return r.training.moe.load_balancing; }),
+      Choice({"--moe-router-dtype"}, config::kRouterDtypeNames,
+             [](R& r) -> config::RouterDtype& { return r.training.moe.router_dtype; }),
+      Switch({"--moe-shared-expert-overlap"}, true,
+             [](R& r) -> bool& { return r.training.moe.shared_expert_overlap; }),
+      Switch({"--overlap-moe-expert-parallel-comm"}, true,
+             [](R& r) -> bool& { return r.training.moe.overlap_expert_parallel_comm; }),
+      Switch({"--moe-enable-deepep"}, true,
+             [](R& r) -> bool& { return r.training.moe.enable_deepep; }),
+      Switch({"--moe-router-enable-expert-bias"}, true,
+             [](R& r) -> bool& { return r.training.moe.router_enable_expert_bias; }),
+      {{"--bf16"},
+       Arity::kNone,
+       true,
+       [](R& r, const FlagUse&) { r.training.precision.params = config::ParamDtype::kBf16; }},
+      {{"--fp16"},
+       Arity::kNone,
+       true,
+       [](R& r, const FlagUse&) { r.training.precision.params = config::ParamDtype::kFp16; }},
+      Choice({"--fp8-format"}, config::kFp8FormatNames,
+             [](R& r) -> config::Fp8Format& { return r.training.precision.fp8; }),
+      Choice({"--fp8-recipe"}, config::kFp8RecipeNames,
+             [](R& r) -> config::Fp8Recipe& { return r.training.precision.fp8_recipe; }),
+      Switch({"--accumulate-allreduce-grads-in-fp32"}, true,
+             [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }),
+      Switch(
+          {"--grad-reduce-in-bf16"}, true,
+          [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }, false),
+      Switch({"--use-distributed-optimizer"}, true,
+             [](R& r) -> bool& { return r.training.data_parallel.distributed_optimizer; }),
+      Switch({"--use-megatron-fsdp"}, true,
+             [](R& r) -> bool& { return r.training.data_parallel.megatron_fsdp; }),
+      Switch({"--use-torch-fsdp2"}, true,
+             [](R& r) -> bool& { return r.training.data_parallel.torch_fsdp2; }),
+      Choice({"--data-parallel-sharding-strategy"}, config::kFsdpStrategyNames,
+             [](R& r) -> config::FsdpStrategy& { return r.training.data_parallel.fsdp_strategy; }),
+      Switch({"--overlap-grad-reduce"}, true,
+             [](R& r) -> bool& { return r.training.data_parallel.overlap_grad_reduce; }),
+      Switch({"--overlap-param-gather"}, true,
+             [](R& r) -> bool& { return r.training.data_parallel.overlap_param_gather; }),
+      OptionalCount({"--ddp-bucket-size"},
+                    [](R& r) -> std::optional<int64_t>& {
+                      return r.training.data_parallel.bucket_size_params;
+                    }),
+      Switch({"--tp-comm-overlap"}, true,
+             [](R& r) -> bool& { return r.training.overlap.tp_comm_overlap; }),
+      Switch({"--overlap-p2p-communication"}, true,
+             [](R& r) -> bool& { return r.training.overlap.overlap_p2p_comm; }),
+      Switch(
+          {"--no-overlap-p2p-communication"}, true,
+          [](R& r) -> bool& { return r.training.overlap.overlap_p2p_comm; }, false),
+      Count({"--make-vocab-size-divisible-by"},
+            [](R& r) -> int64_t& { return r.training.make_vocab_size_divisible_by; }),
+      Switch({"--cpu-offloading"}, true, [](R& r) -> bool& { return r.training.cpu_offloading; }),
+      Switch({"--deterministic-mode"}, true,
+             [](R& r) -> bool& { return r.training.deterministic; }),
+      Choice({"--megatron-core"}, config::kCoreVersionNames,
+             [](R& r) -> config::CoreVersion& { return r.training.core_version; }),
+      Choice({"--sequence-layout"}, config::kSequenceLayoutNames,
+             [](R& r) -> config::SequenceLayout& { return r.training.sequence_layout; }),
+  };
+}
+
+std::vector<FlagSpec> ToolFlags() {
+  using R = CliRequest;
+  return {
+      {{"--model"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.model_name = use.values.front(); }},
+      {{"--model-config"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.model_config_path = use.values.front(); }},
+      Switch({"--json"}, false, [](R& r) -> bool& { return r.json; }),
+      {{"--rank"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rank = ParseInteger(use, use.values.front(), 0); }},
+      {{"--output", "-o"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.output_path = use.values.front(); }},
+      {{"--format"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         const std::string& format = use.values.front();
+         if (format != "json" && format != "aicb" && format != "simai") {
+           throw UsageError(
+               fmt::format("--format: unknown value \"{}\" (expected json|aicb|simai)", format));
+         }
+         r.format = format;
+       }},
+      Switch({"--summary"}, false, [](R& r) -> bool& { return r.summary; }),
+      {{"--gpu"}, Arity::kOne, false, [](R& r, const FlagUse& use) { r.gpu = use.values.front(); }},
+      {{"--memory-cuda-context-gib"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.cuda_context_gib = ParsePositiveNumber(use); }},
+      {{"--memory-nccl-mib-per-communicator"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.nccl_mib_per_communicator = ParsePositiveNumber(use); }},
+      {{"--memory-fragmentation"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         const double fraction = ParsePositiveNumber(use);
+         if (fraction >= 1.0) {
+           throw UsageError(
+               fmt::format("--memory-fragmentation: must be below 1 (got {})", use.values.front()));
+         }
+         r.fragmentation_fraction = fraction;
+       }},
+  };
+}
+
+// Megatron architecture flags: checked against the model, never applied over it.
+constexpr std::string_view kArchitectureFlags[] = {
+    "--num-layers",          "--hidden-size",
+    "--ffn-hidden-size",     "--num-attention-heads",
+    "--num-query-groups",    "--kv-channels",
+    "--num-experts",         "--moe-router-topk",
+    "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
+    "--mtp-num-layers",      "--max-position-embeddings",
+};
+
+// Megatron-LM flags that do not change what trainscope models: accepted, reported as ignored.
+// Their values (any tokens up to the next "--" flag) are skipped.
+constexpr std::string_view kIgnoredFlags[] = {
+    "--lr",
+    "--min-lr",
+    "--lr-decay-style",
+    "--lr-warmup-iters",
+    "--lr-warmup-fraction",
+    "--lr-decay-iters",
+    "--lr-warmup-init",
+    "--train-iters",
+    "--train-samples",
+    "--weight-decay",
+    "--start-weight-decay",
+    "--end-weight-decay",
+    "--weight-decay-incr-style",
+    "--clip-grad",
+    "--adam-beta1",
+    "--adam-beta2",
+    "--adam-eps",
+    "--optimizer",
+    "--init-method-std",
+    "--save",
+    "--load",
+    "--save-interval",
+    "--eval-interval",
+    "--eval-iters",
+    "--log-interval",
+    "--data-path",
+    "--split",
+    "--tokenizer-type",
+    "--tokenizer-model",
+    "--vocab-file",
+    "--merge-file",
+    "--seed",
+    "--tensorboard-dir",
+    "--wandb-project",
+    "--wandb-exp-name",
+    "--exit-interval",
+    "--exit-duration-in-mins",
+    "--attention-dropout",
+    "--hidden-dropout",
+    "--position-embedding-type",
+    "--rotary-base",
+    "--rotary-percent",
+    "--norm-epsilon",
+    "--normalization",
+    "--distributed-backend",
+    "--distributed-timeout-minutes",
+    "--transformer-impl",
+    "--attention-backend",
+    "--moe-router-topk-scaling-factor",
+    "--moe-aux-loss-coeff",
+    "--moe-z-loss-coeff",
+    "--moe-router-score-function",
+    "--moe-layer-freq",
+    "--moe-token-drop-policy",
+    "--moe-router-pre-softmax",
+    "--moe-permute-fusion",
+    "--moe-router-fusion",
+    "--num-workers",
+    "--data-cache-path",
+    "--dataloader-type",
+    "--qk-layernorm",
+    "--swiglu",
+    "--untie-embeddings-and-output-weights",
+    "--disable-bias-linear",
+    "--use-flash-attn",
+    "--use-mcore-models",
+    "--group-query-attention",
+    "--no-masked-softmax-fusion",
+    "--no-bias-gelu-fusion",
+    "--no-bias-dropout-fusion",
+    "--no-bias-swiglu-fusion",
+    "--use-rotary-position-embeddings",
+    "--no-position-embedding",
+    "--manual-gc",
+    "--manual-gc-interval",
+    "--no-gradient-accumulation-fusion",
+    "--cross-entropy-loss-fusion",
+    "--no-rope-fusion",
+    "--log-throughput",
+    "--timing-log-level",
+    "--ckpt-format",
+    "--auto-detect-ckpt-format",
+    "--no-save-optim",
+    "--no-load-optim",
+    "--no-save-rng",
+    "--no-load-rng",
+    "--finetune",
+    "--mock-data",
+    "--use-checkpoint-args",
+    "--no-create-attention-mask-in-dataloader",
+    "--eod-mask-loss",
+    "--rotary-seq-len-interpolation-factor",
+    "--attention-softmax-in-fp32",
+    "--tokenizer-path",
+    "--log-timers-to-tensorboard",
+    "--log-memory-to-tensorboard",
+    "--log-params-norm",
+    "--log-num-zeros-in-grad",
+    "--tensorboard-log-interval",
+    "--profile",
+    "--profile-step-start",
+    "--profile-step-end",
+    "--use-pytorch-profiler",
+    "--calculate-per-token-loss",
+    "--kv-lora-rank",
+    "--qk-layernorm-weight-decay",
+    "--vocab-size",
+    "--num-dataset-builder-threads",
+    "--exit-signal-handler",
+    "--use-dist-ckpt",
+    "--dist-ckpt-strictness",
+    "--no-check-for-nan-in-loss-and-grad",
+    "--async-save",
+    "--ckpt-fully-parallel-save",
+    "--ckpt-fully-parallel-load",
+    "--moe-per-layer-logging",
+    "--no-async-tensor-model-parallel-allreduce",
+    "--apply-layernorm-1p",
+    "--rotary-interleaved",
+    "--no-persist-layer-norm",
+    "--init-method-xavier-uniform",
+};
+
+}  // namespace
+
+std::vector<FlagSpec> AllFlags() {
+  std::vector<FlagSpec> specs = ParallelFlags();
+  for (std::vector<FlagSpec> more : {TrainingFlags(), ToolFlags()}) {
+    for (FlagSpec& spec : more) specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+namespace {
+
+bool Contains(std::span<const std::string_view> names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+bool IsArchitectureFlag(std::string_view name) { return Contains(kArchitectureFlags, name); }
+
+bool IsIgnoredFlag(std::string_view name) { return Contains(kIgnoredFlags, name); }
+
+}  // namespace trainscope::io::internal
