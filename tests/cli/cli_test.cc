@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -24,8 +25,12 @@ struct Outcome {
 
 // Runs the built binary with `args` (shell-quoted by the caller where needed).
 Outcome RunCli(const std::string& args) {
-  const std::filesystem::path err_path =
-      std::filesystem::temp_directory_path() / "trainscope_cli_test.stderr";
+  // A fresh file per call: ctest runs CLI tests in parallel processes.
+  std::string err_template =
+      (std::filesystem::temp_directory_path() / "trainscope_cli_test_XXXXXX").string();
+  const int err_fd = mkstemp(err_template.data());
+  if (err_fd >= 0) close(err_fd);
+  const std::filesystem::path err_path = err_template;
   const std::string command =
       std::string(TRAINSCOPE_BINARY) + " " + args + " 2>" + err_path.string();
   Outcome outcome;
@@ -40,6 +45,7 @@ Outcome RunCli(const std::string& args) {
   std::ostringstream text;
   text << err.rdbuf();
   outcome.err = text.str();
+  std::filesystem::remove(err_path);
   return outcome;
 }
 
