@@ -1,0 +1,117 @@
+// Compute cost against closed forms: a GEMM of shape m x n x k does 2·m·n·k FLOPs, a
+// memory-bound kernel moves its bytes at the HBM bandwidth, and a partial tile costs as much as a
+// full one. GPU figures are those of reference/hardware.md §1 (H100: 989.4 TFLOP/s BF16,
+// 1978.9 FP8, 3.35 TB/s).
+#include "trainscope/cost/compute_cost.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "trainscope/error.h"
+
+namespace trainscope::cost {
+namespace {
+
+constexpr double kH100Bf16FlopsPerSecond = 989.4e12;
+constexpr double kH100Fp8FlopsPerSecond = 1978.9e12;
+constexpr double kH100HbmBytesPerSecond = 3.35e12;
+
+config::GpuSpec H100() {
+  const std::optional<config::GpuSpec> gpu = config::FindGpu("H100");
+  EXPECT_TRUE(gpu.has_value());
+  return *gpu;
+}
+
+ComputeEfficiency Ideal() {
+  return ComputeEfficiency{.bf16_gemm_efficiency = 1,
+                           .fp8_gemm_efficiency = 1,
+                           .fused_kernel_efficiency = 1,
+                           .memory_efficiency = 1};
+}
+
+graph::Op Gemm(int64_t m, int64_t n, int64_t k) {
+  graph::Op op;
+  op.name = "gemm";
+  op.gemm = graph::GemmShape{.m = m, .n = n, .k = k};
+  op.flops = 2 * m * n * k;
+  op.bytes = (m * k + k * n + m * n) * 2;  // bf16 operands and output
+  return op;
+}
+
+TEST(ComputeCostTest, LargeAlignedGemmAtFullEfficiencyTakesTwoMnkOverPeak) {
+  const graph::Op op = Gemm(8192, 8192, 8192);
+  // 2·m·n·k / peak; the 402 MB of operands take 120 µs at 3.35 TB/s, far below 1.1 ms.
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), Ideal()),
+                   2.0 * 8192 * 8192 * 8192 / kH100Bf16FlopsPerSecond);
+}
+
+TEST(ComputeCostTest, GemmEfficiencyScalesTheFlopTime) {
+  ComputeEfficiency eff = Ideal();
+  eff.bf16_gemm_efficiency = 0.5;
+  EXPECT_DOUBLE_EQ(ComputeSeconds(Gemm(8192, 8192, 8192), H100(), eff),
+                   2.0 * 8192 * 8192 * 8192 / (0.5 * kH100Bf16FlopsPerSecond));
+}
+
+TEST(ComputeCostTest, PartialTileCostsAsMuchAsAFullTile) {
+  // m = 129 needs two 128-row tiles: the kernel does the work of m = 256.
+  graph::Op op = Gemm(129, 8192, 8192);
+  op.bytes = 0;  // its 134 MB of weights would otherwise make it memory-bound (40 µs > 35 µs)
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), Ideal()),
+                   2.0 * 256 * 8192 * 8192 / kH100Bf16FlopsPerSecond);
+}
+
+TEST(ComputeCostTest, TileEfficiencyIsTheProductOverTheThreeAxes) {
+  // (100/128)·(200/256)·(96/128) with the default 128 x 128 x 64 tiles.
+  EXPECT_DOUBLE_EQ(GemmTileEfficiency(graph::GemmShape{.m = 100, .n = 200, .k = 96}, Ideal()),
+                   (100.0 / 128) * (200.0 / 256) * (96.0 / 128));
+  EXPECT_DOUBLE_EQ(GemmTileEfficiency(graph::GemmShape{.m = 4096, .n = 1024, .k = 512}, Ideal()),
+                   1.0);
+}
+
+TEST(ComputeCostTest, Fp8GemmUsesTheFp8Peak) {
+  const graph::Op op = Gemm(8192, 8192, 8192);
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), Ideal(), MathPrecision::kFp8),
+                   2.0 * 8192 * 8192 * 8192 / kH100Fp8FlopsPerSecond);
+}
+
+TEST(ComputeCostTest, Fp8OnGpuWithoutFp8PeakIsAnInputError) {
+  const std::optional<config::GpuSpec> a100 = config::FindGpu("A100");
+  ASSERT_TRUE(a100.has_value());
+  EXPECT_THAT(
+      [&] { (void)ComputeSeconds(Gemm(128, 128, 128), *a100, Ideal(), MathPrecision::kFp8); },
+      testing::ThrowsMessage<InputError>(testing::HasSubstr("fp8_flops_per_second")));
+}
+
+TEST(ComputeCostTest, MemoryBoundOpTakesBytesOverAchievedBandwidth) {
+  graph::Op op;
+  op.name = "swiglu";
+  op.flops = 1'000'000;  // 1 µs at peak, far below the memory time
+  op.bytes = int64_t{1} << 30;
+  ComputeEfficiency eff = Ideal();
+  eff.memory_efficiency = 0.8;
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), eff), 1073741824.0 / (0.8 * kH100HbmBytesPerSecond));
+}
+
+TEST(ComputeCostTest, OpWithoutGemmShapeUsesFusedKernelEfficiency) {
+  graph::Op op;
+  op.name = "attention.core";
+  op.flops = int64_t{1} << 40;
+  op.bytes = 1024;
+  ComputeEfficiency eff = Ideal();
+  eff.fused_kernel_efficiency = 0.5;
+  // Attention stays at the BF16 peak even when GEMMs run in FP8.
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), eff, MathPrecision::kFp8),
+                   1099511627776.0 / (0.5 * kH100Bf16FlopsPerSecond));
+}
+
+TEST(ComputeCostTest, EmptyOpTakesNoTime) {
+  graph::Op op;
+  op.name = "noop";
+  EXPECT_EQ(ComputeSeconds(op, H100(), ComputeEfficiency{}), 0.0);
+}
+
+}  // namespace
+}  // namespace trainscope::cost
