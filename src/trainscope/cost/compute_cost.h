@@ -15,7 +15,7 @@ namespace trainscope::cost {
 // always run at the BF16 peak (Transformer Engine keeps core attention in BF16).
 enum class MathPrecision { kBf16, kFp8 };
 
-// Achieved fractions of the hardware peaks. Every default is a placeholder from common
+// Achieved fractions of the hardware peaks. Every default is a starting value from common
 // experience of Hopper kernels, not a fit: they are to be fitted against
 // reference/calibration_runs.csv (hardware.md §4.4) and overridden by a calibration file.
 struct ComputeEfficiency {
