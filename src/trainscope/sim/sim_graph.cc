@@ -1,0 +1,388 @@
+// Turns the step graphs of all pipeline stages into simulator nodes: stream placement, per-op
+// cost, cross-stage pipeline dependencies and the dependency rewrites of Megatron-Core's overlap
+// features (docs/simulate.md, "Overlap").
+#include "trainscope/sim/sim_graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "trainscope/error.h"
+
+namespace trainscope::sim::internal {
+namespace {
+
+using config::GroupKind;
+using graph::Collective;
+using graph::Op;
+using graph::Phase;
+
+bool StartsWith(const std::string& text, std::string_view prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+bool IsPipelineP2p(const Op& op) {
+  return op.group == GroupKind::kPp &&
+         (op.collective == Collective::kSend || op.collective == Collective::kRecv);
+}
+
+Stream StreamOf(const Op& op) {
+  if (!op.IsComm()) return Stream::kCompute;
+  if (IsPipelineP2p(op)) {
+    return op.collective == Collective::kSend ? Stream::kPipelineSend : Stream::kPipelineRecv;
+  }
+  if (op.phase == Phase::kGradSync || op.phase == Phase::kOptimizer || StartsWith(op.name, "fsdp."))
+    return Stream::kDataParallelComm;
+  return Stream::kModelParallelComm;
+}
+
+// Routed-MoE ops whose time is set by the busiest expert-parallel rank.
+bool IsRoutedMoeOp(const Op& op) {
+  return StartsWith(op.name, "moe.dispatch") || StartsWith(op.name, "moe.combine") ||
+         StartsWith(op.name, "moe.experts") || StartsWith(op.name, "moe.permute") ||
+         StartsWith(op.name, "moe.unpermute") || StartsWith(op.name, "moe.sort_chunks") ||
+         StartsWith(op.name, "moe.unsort_chunks");
+}
+
+bool IsCpRingOp(const Op& op) { return StartsWith(op.name, "attention.cp.p2p"); }
+
+bool IsExpertParallelExchange(const Op& op) {
+  return (op.group == GroupKind::kEp || op.group == GroupKind::kTpEp) &&
+         (op.collective == Collective::kAllToAll || op.collective == Collective::kAllGather ||
+          op.collective == Collective::kReduceScatter);
+}
+
+// The forward / backward pass an op belongs to (recompute runs inside the backward pass).
+std::tuple<bool, int64_t, int64_t> PassKey(const Op& op) {
+  return {op.phase == Phase::kForward, op.micro_batch, op.model_chunk};
+}
+
+void ReplaceDep(std::vector<int32_t>& deps, int32_t from, const std::vector<int32_t>& to) {
+  const auto it = std::find(deps.begin(), deps.end(), from);
+  if (it == deps.end()) return;
+  deps.erase(it);
+  deps.insert(deps.end(), to.begin(), to.end());
+}
+
+// Builds and rewrites the nodes of one lane. `nodes` already holds the lane's nodes at
+// [offset, offset + ops.size()).
+class LaneBuilder {
+ public:
+  LaneBuilder(const LaneTimeline& lane, int32_t offset, std::vector<Node>& nodes,
+              const config::TrainingConfig& training)
+      : ops_(lane.graph.ops), offset_(offset), nodes_(nodes), training_(training) {}
+
+  Node& At(int64_t op) { return nodes_[static_cast<size_t>(offset_ + op)]; }
+  int32_t Id(int64_t op) const { return static_cast<int32_t>(offset_ + op); }
+  int64_t Size() const { return static_cast<int64_t>(ops_.size()); }
+
+  // Megatron's non-interleaved 1F1B (and interleaved without --overlap-p2p-communication)
+  // waits for each send before the next pass's compute (p2p_communication.py, blocking wait).
+  void BlockOnSends() {
+    const bool overlapped =
+        training_.parallel.virtual_stages > 1 && training_.overlap.overlap_p2p_comm;
+    if (overlapped) return;
+    int32_t last_send = -1;
+    std::tuple<bool, int64_t, int64_t> pass{false, -2, -2};
+    for (int64_t i = 0; i < Size(); ++i) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      if (IsPipelineP2p(op)) {
+        if (op.collective == Collective::kSend) last_send = Id(i);
+        continue;
+      }
+      if (op.micro_batch < 0) continue;
+      const auto key = PassKey(op);
+      if (key != pass) {
+        pass = key;
+        if (last_send >= 0) At(i).deps.push_back(last_send);
+      }
+    }
+  }
+
+  // --tp-comm-overlap: TE splits each SP all-gather / reduce-scatter into t chunks pipelined
+  // with the GEMM it feeds or follows.
+  void OverlapTensorParallelComm() {
+    if (!training_.overlap.tp_comm_overlap) return;
+    const double chunks = static_cast<double>(training_.parallel.tensor);
+    for (int64_t i = 0; i < Size(); ++i) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      if (!op.IsComm() || op.group != GroupKind::kTp || op.micro_batch < 0) continue;
+      if (op.collective == Collective::kAllGather && i + 1 < Size()) {
+        const Op& gemm = ops_[static_cast<size_t>(i + 1)];
+        if (gemm.IsComm() || gemm.gemm.m == 0) continue;
+        Node& consumer = At(i + 1);
+        ReplaceDep(consumer.deps, Id(i), At(i).deps);
+        Pipeline(consumer, Id(i), chunks);
+      } else if (op.collective == Collective::kReduceScatter && op.deps.size() == 1) {
+        const int64_t producer = op.deps.front();
+        const Op& gemm = ops_[static_cast<size_t>(producer)];
+        if (gemm.IsComm() || gemm.gemm.m == 0) continue;
+        Node& rs = At(i);
+        rs.deps = At(producer).deps;
+        Pipeline(rs, Id(producer), chunks);
+      }
+    }
+  }
+
+  // TE ring attention (p2p CP): each ring step's KV exchange overlaps the previous step's
+  // attention block, so the ring runs as one transfer pipelined with the core kernel in c steps.
+  void OverlapCpRing() {
+    const double steps = static_cast<double>(training_.parallel.context);
+    for (int64_t i = 0; i < Size(); ++i) {
+      if (!IsCpRingOp(ops_[static_cast<size_t>(i)])) continue;
+      int64_t end = i;
+      double total = 0;
+      while (end < Size() && IsCpRingOp(ops_[static_cast<size_t>(end)])) {
+        total += At(end).base_seconds;
+        if (end > i) At(end).base_seconds = 0;
+        ++end;
+      }
+      At(i).base_seconds = total;
+      if (end < Size() && StartsWith(ops_[static_cast<size_t>(end)].name, "attention.core")) {
+        Node& core = At(end);
+        ReplaceDep(core.deps, Id(end - 1), At(i).deps);
+        Pipeline(core, Id(i), steps);
+        core.lag_fraction = 0;
+      }
+      i = end - 1;
+    }
+  }
+
+  // --moe-shared-expert-overlap: the shared expert runs on the compute stream while the first
+  // expert-parallel exchange of its layer is in flight (moe_layer.py shared-expert stream).
+  void OverlapSharedExperts() {
+    if (!training_.moe.shared_expert_overlap) return;
+    for (int64_t i = 0; i < Size(); ++i) {
+      if (!StartsWith(ops_[static_cast<size_t>(i)].name, "moe.shared_experts")) continue;
+      int64_t last = i;
+      while (last + 1 < Size() &&
+             StartsWith(ops_[static_cast<size_t>(last + 1)].name, "moe.shared_experts")) {
+        ++last;
+      }
+      DetachSharedRun(i, last);
+      i = last;
+    }
+  }
+
+  // --overlap-moe-expert-parallel-comm: dispatch / combine exchanges of one micro-batch hide
+  // behind the other micro-batch's compute in the 1F1B pair; modelled as the exchange running
+  // beside the rest of its own layer, which the next layer waits for.
+  void OverlapExpertParallelComm() {
+    if (!training_.moe.overlap_expert_parallel_comm) return;
+    for (int64_t i = 0; i < Size(); ++i) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      if (!op.IsComm() || op.collective != Collective::kAllToAll || !IsExpertParallelExchange(op))
+        continue;
+      const int64_t join = NextLayerStart(i);
+      if (join < 0 || i + 1 >= Size()) continue;
+      ReplaceDep(At(i + 1).deps, Id(i), At(i).deps);
+      At(join).deps.push_back(Id(i));
+    }
+  }
+
+  // --overlap-grad-reduce: each bucket's reduction starts once the last micro-batch's backward
+  // of its chunk has produced its gradients; bucket 0 holds the last layers, so bucket i of n is
+  // ready after the first (i+1)/n of that backward pass.
+  void OverlapGradReduce(int64_t num_micro_batches) {
+    if (!training_.data_parallel.overlap_grad_reduce || training_.data_parallel.megatron_fsdp)
+      return;
+    ForEachBucketRun(Phase::kGradSync, [&](const std::vector<int64_t>& run, int64_t chunk) {
+      const std::vector<int64_t> pass = PassComputeOps(false, num_micro_batches - 1, chunk);
+      if (pass.empty()) return;
+      const auto n = static_cast<double>(run.size());
+      for (size_t b = 0; b < run.size(); ++b) {
+        const auto index = static_cast<size_t>(
+            std::ceil(static_cast<double>(b + 1) / n * static_cast<double>(pass.size())) - 1);
+        At(run[b]).deps = {Id(pass[std::min(index, pass.size() - 1)])};
+      }
+    });
+  }
+
+  // --overlap-param-gather: the distributed optimizer's parameter all-gathers run during the
+  // next step's forward, last bucket (first layers) first; simulated at the start of this step
+  // with micro-batch 0's forward of each chunk waiting for the bucket of the layers it reaches.
+  void OverlapParamGather() {
+    const config::DataParallelConfig& dp = training_.data_parallel;
+    if (!dp.overlap_param_gather || !dp.distributed_optimizer || dp.megatron_fsdp) return;
+    ForEachBucketRun(Phase::kOptimizer, [&](const std::vector<int64_t>& run, int64_t chunk) {
+      const std::vector<int64_t> pass = PassComputeOps(true, 0, chunk);
+      const auto n = static_cast<double>(run.size());
+      for (size_t b = 0; b < run.size(); ++b) {
+        Node& gather = At(run[b]);
+        gather.deps.clear();
+        gather.queue_key =
+            -1e12 + static_cast<double>(chunk) * 1e6 + static_cast<double>(run.size() - 1 - b);
+        if (pass.empty()) continue;
+        const auto index = static_cast<size_t>(
+            std::floor((1.0 - static_cast<double>(b + 1) / n) * static_cast<double>(pass.size())));
+        At(pass[std::min(index, pass.size() - 1)]).deps.push_back(Id(run[b]));
+      }
+    });
+  }
+
+ private:
+  void Pipeline(Node& node, int32_t with, double chunks) {
+    node.pipelined_with = with;
+    node.lag_fraction = 1.0 / chunks;
+    node.tail_fraction = 1.0 / chunks;
+  }
+
+  // First op after `i` in a later layer of the same pass, or -1.
+  int64_t NextLayerStart(int64_t i) const {
+    const Op& op = ops_[static_cast<size_t>(i)];
+    for (int64_t j = i + 1; j < Size(); ++j) {
+      const Op& next = ops_[static_cast<size_t>(j)];
+      if (IsPipelineP2p(next)) continue;
+      if (PassKey(next) != PassKey(op)) return -1;
+      if (next.layer != op.layer) return j;
+    }
+    return -1;
+  }
+
+  // Shared-expert run [first, last]: it starts beside the layer's first expert-parallel
+  // exchange instead of in series with the routed path.
+  void DetachSharedRun(int64_t first, int64_t last) {
+    const Op& head = ops_[static_cast<size_t>(first)];
+    int64_t exchange = -1;
+    for (int64_t j = 0; j < Size(); ++j) {
+      const Op& op = ops_[static_cast<size_t>(j)];
+      if (op.layer == head.layer && PassKey(op) == PassKey(head) && IsExpertParallelExchange(op)) {
+        exchange = j;
+        break;
+      }
+    }
+    if (exchange < 0 || last + 1 >= Size()) return;
+    const std::vector<int32_t> head_deps = At(first).deps;
+    if (exchange < first) {
+      // Forward: shared expert after the routed path; start it beside the dispatch.
+      At(first).deps = At(exchange).deps;
+      At(last + 1).deps.insert(At(last + 1).deps.end(), head_deps.begin(), head_deps.end());
+    } else {
+      // Backward: shared expert before the routed path; the routed path no longer waits for
+      // it, the next layer does.
+      const int64_t join = NextLayerStart(exchange);
+      if (join < 0) return;
+      ReplaceDep(At(last + 1).deps, Id(last), head_deps);
+      At(join).deps.push_back(Id(last));
+    }
+    for (int64_t j = first; j <= last; ++j) {
+      At(j).queue_key = static_cast<double>(exchange) + 0.5 +
+                        static_cast<double>(j - first) / static_cast<double>(last - first + 2);
+    }
+  }
+
+  // Compute ops (in order) of one pass of this lane.
+  std::vector<int64_t> PassComputeOps(bool forward, int64_t micro_batch, int64_t chunk) const {
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < Size(); ++i) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      if (op.IsComm() || op.micro_batch != micro_batch || op.model_chunk != chunk) continue;
+      if ((op.phase == Phase::kForward) == forward) ids.push_back(i);
+    }
+    return ids;
+  }
+
+  // Calls fn(run, chunk) for each run of bucket ops ("...bucketN") of one buffer in `phase`.
+  template <typename Fn>
+  void ForEachBucketRun(Phase phase, Fn fn) const {
+    std::map<std::pair<std::string, int64_t>, std::vector<int64_t>> runs;
+    std::vector<std::pair<std::string, int64_t>> order;
+    for (int64_t i = 0; i < Size(); ++i) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      const size_t at = op.name.find(".bucket");
+      if (op.phase != phase || !op.IsComm() || at == std::string::npos) continue;
+      const std::pair<std::string, int64_t> key{op.name.substr(0, at), op.model_chunk};
+      if (!runs.contains(key)) order.push_back(key);
+      runs[key].push_back(i);
+    }
+    for (const auto& key : order) fn(runs.at(key), key.second);
+  }
+
+  const std::vector<Op>& ops_;
+  int32_t offset_;
+  std::vector<Node>& nodes_;
+  const config::TrainingConfig& training_;
+};
+
+// The send matching a pipeline receive: forward data comes from PP rank r−1 (chunk c−1 of the
+// last rank when r = 0), gradients from r+1 (chunk c+1 of rank 0 when r = p−1).
+std::tuple<int64_t, bool, int64_t, int64_t> SenderKey(const Op& recv, int64_t pipeline_rank,
+                                                      int64_t p) {
+  const bool forward = recv.phase == Phase::kForward;
+  int64_t rank = pipeline_rank + (forward ? -1 : 1);
+  int64_t chunk = recv.model_chunk;
+  if (rank < 0) {
+    rank = p - 1;
+    --chunk;
+  } else if (rank >= p) {
+    rank = 0;
+    ++chunk;
+  }
+  return {rank, forward, recv.micro_batch, chunk};
+}
+
+}  // namespace
+
+SimGraph BuildSimGraph(const std::vector<LaneTimeline>& lanes,
+                       const config::TrainingConfig& training, const OpCostModel& costs,
+                       const SimulationOptions& options) {
+  SimGraph sim;
+  std::map<std::tuple<int64_t, bool, int64_t, int64_t>, int32_t> sends;
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    const LaneTimeline& lane = lanes[l];
+    const auto offset = static_cast<int32_t>(sim.nodes.size());
+    sim.lane_offset.push_back(offset);
+    for (const Op& op : lane.graph.ops) {
+      Node node{.lane = static_cast<int32_t>(l),
+                .op = op.id,
+                .stream = StreamOf(op),
+                .comm = op.IsComm(),
+                .queue_key = static_cast<double>(op.id)};
+      if (op.IsComm()) {
+        // A receive waits for its matching send, which carries the transfer; the second half
+        // of a CP ring exchange moves in the other direction at the same time.
+        const bool passive = op.collective == Collective::kRecv;
+        if (!passive) {
+          const CommCost cost = costs.comm_cost(op, lane.rank);
+          node.base_seconds = cost.seconds;
+          node.link = cost.link;
+        }
+      } else {
+        node.base_seconds = costs.compute_seconds(op);
+      }
+      if (IsRoutedMoeOp(op)) node.base_seconds *= options.moe_load_factor;
+      TRAINSCOPE_CHECK(node.base_seconds >= 0 && std::isfinite(node.base_seconds),
+                       "op cost must be finite and >= 0: " + op.name);
+      for (const int64_t dep : op.deps) node.deps.push_back(static_cast<int32_t>(offset + dep));
+      if (IsPipelineP2p(op) && op.collective == Collective::kSend) {
+        sends[{lane.pipeline_rank, op.phase == Phase::kForward, op.micro_batch, op.model_chunk}] =
+            static_cast<int32_t>(sim.nodes.size());
+      }
+      sim.nodes.push_back(std::move(node));
+    }
+  }
+  const int64_t p = static_cast<int64_t>(lanes.size());
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    const LaneTimeline& lane = lanes[l];
+    for (const Op& op : lane.graph.ops) {
+      if (!IsPipelineP2p(op) || op.collective != Collective::kRecv) continue;
+      const auto it = sends.find(SenderKey(op, lane.pipeline_rank, p));
+      TRAINSCOPE_CHECK(it != sends.end(), "pipeline receive without a matching send");
+      sim.nodes[static_cast<size_t>(sim.lane_offset[l] + op.id)].deps.push_back(it->second);
+    }
+    LaneBuilder builder(lane, sim.lane_offset[l], sim.nodes, training);
+    builder.BlockOnSends();
+    builder.OverlapTensorParallelComm();
+    builder.OverlapCpRing();
+    builder.OverlapSharedExperts();
+    builder.OverlapExpertParallelComm();
+    builder.OverlapGradReduce(lane.graph.num_micro_batches);
+    builder.OverlapParamGather();
+  }
+  return sim;
+}
+
+}  // namespace trainscope::sim::internal

@@ -1,0 +1,114 @@
+// Discrete-event simulation of one training step over all pipeline stages. Ranks of one pipeline
+// stage do identical work, so the simulator runs one representative rank per stage (a "lane":
+// the pipeline group of a chosen rank) with four streams each: compute, model-parallel
+// communication (TP, CP, EP), data-parallel communication and pipeline sends / receives. Every
+// op of the step graph is placed on a stream, starts when its stream is free and its
+// dependencies are met, and takes the time the cost model gives it; the pipeline bubble,
+// exposed communication and the critical path come out of the simulated timeline. Overlap
+// features rewrite dependencies as Megatron-Core schedules them (docs/simulate.md).
+#ifndef TRAINSCOPE_SIM_STEP_SIMULATOR_H_
+#define TRAINSCOPE_SIM_STEP_SIMULATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/config/training_config.h"
+#include "trainscope/graph/step_graph.h"
+
+namespace trainscope::sim {
+
+// The links a collective can use, for contention between concurrent collectives of one rank.
+enum class LinkClass { kNvlink, kScaleOut };
+
+struct CommCost {
+  double seconds = 0;
+  LinkClass link = LinkClass::kNvlink;
+};
+
+// Per-op costs, supplied by the caller (sim/op_costs.h binds the hardware cost models; tests
+// bind simple closed forms). Both functions must be deterministic and return >= 0.
+struct OpCostModel {
+  std::function<double(const graph::Op&)> compute_seconds;
+  // Cost of a communication op issued by global rank `rank`.
+  std::function<CommCost(const graph::Op&, int64_t rank)> comm_cost;
+};
+
+enum class Stream { kCompute, kModelParallelComm, kDataParallelComm, kPipelineSend, kPipelineRecv };
+inline constexpr int kNumStreams = 5;
+
+struct SimulationOptions {
+  // Fractional slowdown of a compute kernel that starts while communication of its rank is in
+  // flight (SM and HBM contention with NCCL kernels). 0 = no interference.
+  double interference_fraction = 0.1;
+  // Tokens on the busiest expert-parallel rank / mean (cost/moe_routing.h): scales the MoE
+  // dispatch, combine, permutation and expert ops, which wait for the busiest rank. 1 = balanced.
+  double moe_load_factor = 1.0;
+  // Global rank whose pipeline group is simulated.
+  int64_t representative_rank = 0;
+};
+
+// One simulated op.
+struct OpTiming {
+  double start_seconds = 0;
+  double end_seconds = 0;
+  Stream stream = Stream::kCompute;
+};
+
+// One pipeline stage: its representative rank, graph and the timing of every op (index = op id).
+struct LaneTimeline {
+  int64_t rank = 0;
+  int64_t pipeline_rank = 0;
+  graph::StepGraph graph;
+  std::vector<OpTiming> timings;
+  double end_seconds = 0;  // when this stage's last op finishes
+};
+
+// Where one stage's time went, partitioning [0, step end): compute (by op family, the first
+// component of the op name: "attention", "moe", "mlp", "gdn", "optimizer", ...), communication
+// no compute overlaps (by group class: tp, cp, ep, pp, dp) and idle time (pipeline bubble,
+// waiting for peers, the wait for slower stages at the end of the step).
+struct Breakdown {
+  std::map<std::string, double> compute_seconds;
+  std::map<std::string, double> exposed_comm_seconds;
+  double bubble_seconds = 0;
+  double optimizer_seconds = 0;  // compute of the optimizer phase (also under "optimizer")
+  double total_compute_seconds = 0;
+  double total_exposed_comm_seconds = 0;
+};
+
+// Time on the critical path, summed by stage and category ("compute:attention", "comm:ep",
+// "idle").
+struct CriticalPathShare {
+  int64_t pipeline_rank = 0;
+  std::string category;
+  double seconds = 0;
+};
+
+struct StepSimulation {
+  double step_seconds = 0;
+  std::vector<LaneTimeline> lanes;  // pipeline rank order
+  Breakdown breakdown;              // of the stage on the critical path's end
+  int64_t critical_pipeline_rank = 0;
+  std::vector<Breakdown> stage_breakdowns;       // pipeline rank order
+  std::vector<CriticalPathShare> critical_path;  // largest first
+};
+
+// Simulates one step. Preconditions: Validate() accepted the configuration; the cost functions
+// are set. Throws InternalError if the schedule deadlocks (a bug, never a user error).
+[[nodiscard]] StepSimulation SimulateStep(const config::ModelConfig& model,
+                                          const config::TrainingConfig& training,
+                                          const OpCostModel& costs,
+                                          const SimulationOptions& options = {});
+
+// The group class of a communication op as reported: "tp", "cp", "ep", "pp" or "dp".
+[[nodiscard]] std::string CommClass(const graph::Op& op);
+// The op family of a compute op: the first component of its name.
+[[nodiscard]] std::string OpFamily(const graph::Op& op);
+
+}  // namespace trainscope::sim
+
+#endif  // TRAINSCOPE_SIM_STEP_SIMULATOR_H_
