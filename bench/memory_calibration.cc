@@ -55,6 +55,34 @@ struct Assumed {
   std::vector<std::string> notes;  // what was assumed for this row
 };
 
+bool IsTorchtitan(const io::CalibrationRow& row) {
+  return row.source.find("torchtitan") != std::string::npos;
+}
+
+// Precision as the row's framework runs it. Megatron-Bridge performance recipes reduce grads in
+// bf16 (perf_recipes/_common.py `_benchmark_common`: grad_reduce_in_fp32 = False), and their
+// FP8-CS is `bf16_with_fp8_current_scaling_mixed` (training/mixed_precision.py): fp8 hybrid,
+// tensorwise recipe, fp8_param_gather. torchao float8 (torchtitan) casts to FP8 inside the
+// matmul and saves the bf16 inputs for backward, so it is costed as bf16.
+void SetPrecision(const io::CalibrationRow& row, Assumed& assumed) {
+  config::PrecisionConfig& precision = assumed.training.precision;
+  const bool bridge = row.source.find("Megatron-Bridge") != std::string::npos;
+  if (bridge) {
+    precision.grad_reduce_in_fp32 = false;
+    assumed.notes.push_back("bf16 grads (Bridge perf recipe)");
+  }
+  const std::string label = Lower(row.precision);
+  if (label.find("fp8") == std::string::npos) return;
+  if (bridge && label.find("fp8-cs") != std::string::npos) {
+    precision.fp8 = config::Fp8Format::kHybrid;
+    precision.fp8_recipe = config::Fp8Recipe::kTensorwise;
+    precision.fp8_param_gather = true;
+    assumed.notes.push_back("FP8-CS: tensorwise, fp8 param gather");
+  } else {
+    assumed.notes.push_back("torchao float8 as bf16");
+  }
+}
+
 // Recompute as the notes state it ("full AC", "full recompute", "selective ..."), else none.
 void SetRecompute(const std::string& notes_lower, Assumed& assumed) {
   config::RecomputeConfig& recompute = assumed.training.recompute;
@@ -133,7 +161,7 @@ Assumed BuildTraining(const config::ModelConfig& model, const io::CalibrationRow
     t.moe.grouped_gemm = true;
   }
   SetRecompute(Lower(row.notes), assumed);
-  if (Lower(row.precision).find("fp8") != std::string::npos) assumed.notes.push_back("FP8 as bf16");
+  SetPrecision(row, assumed);
   return assumed;
 }
 
@@ -144,6 +172,19 @@ std::string Layout(const config::TrainingConfig& t) {
   if (t.parallel.context > 1) layout += fmt::format(" CP{}", t.parallel.context);
   if (t.parallel.expert > 1) layout += fmt::format(" EP{}", t.parallel.expert);
   return layout + fmt::format(" mbs{} s{}", t.batch.micro_batch_size, t.batch.seq_length);
+}
+
+// Which of the estimate's figures a row's measurement corresponds to (hardware.md §3.4).
+enum class Figure { kAllocated, kReserved };
+
+// The highest figure over the pipeline stages.
+int64_t ComparedBytes(const cost::MemoryEstimate& estimate, Figure figure) {
+  int64_t bytes = 0;
+  for (const cost::RankMemory& rank : estimate.stages) {
+    bytes =
+        std::max(bytes, figure == Figure::kAllocated ? rank.allocated_bytes : rank.reserved_bytes);
+  }
+  return bytes;
 }
 
 double Gib(double bytes) { return bytes / static_cast<double>(kBytesPerGiB); }
@@ -178,6 +219,8 @@ int Run(const std::string& csv_path) {
   std::cout << fmt::format("{:<5} {:<15} {:<34} {:>8} {:>8} {:>7} {:>8} {:>7}  {}\n", "line",
                            "model", "layout", "measured", "ours", "err%", "Megatron", "err%",
                            "source / assumptions");
+  std::cout << "(GiB; Megatron rows report max allocated and are compared with ours allocated, "
+               "torchtitan rows max reserved and are compared with ours reserved)\n";
   for (const io::CalibrationRow& row : rows) {
     if (!row.peak_memory_bytes) continue;
     const std::optional<std::string> preset = PresetFor(row.model);
@@ -195,14 +238,15 @@ int Run(const std::string& csv_path) {
       continue;
     }
     const double measured = *row.peak_memory_bytes;
+    const bool torchtitan = IsTorchtitan(row);
     const double ours =
-        static_cast<double>(cost::EstimateMemory(model, assumed.training).max_peak_bytes);
+        static_cast<double>(ComparedBytes(cost::EstimateMemory(model, assumed.training),
+                                          torchtitan ? Figure::kReserved : Figure::kAllocated));
     const double megatron =
         static_cast<double>(cost::MegatronTheoreticalMemory(model, assumed.training).total_bytes);
     const double ours_error = ErrorPercent(ours, measured);
     const double megatron_error = ErrorPercent(megatron, measured);
-    const bool torchtitan = row.source.find("torchtitan") != std::string::npos;
-    std::string remarks = torchtitan ? "torchtitan" : "megatron";
+    std::string remarks = torchtitan ? "torchtitan, reserved" : "megatron, allocated";
     for (const std::string& note : assumed.notes) remarks += "; " + note;
     std::cout << fmt::format(
         "{:<5} {:<15} {:<34} {:>8.1f} {:>8.1f} {:>+7.1f} {:>8.1f} {:>+7.1f}  {}\n", row.line,

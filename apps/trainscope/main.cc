@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "simulate_command.h"
 #include "trainscope/config/hardware.h"
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
@@ -180,6 +181,7 @@ std::string RenderCommand(const io::CliRequest& request, const config::ModelConf
   if (request.command == "params") return RenderParams(request, model);
   if (request.command == "groups") return RenderGroups(request);
   if (request.command == "memory") return RenderMemory(request, model);
+  if (request.command == "simulate") return app::RunSimulate(request, model);
   return RenderWorkload(request, model);
 }
 
@@ -194,7 +196,8 @@ int Run(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (request.command != "params" && request.command != "validate" && request.command != "groups" &&
-      request.command != "workload" && request.command != "memory") {
+      request.command != "workload" && request.command != "memory" &&
+      request.command != "simulate") {
     throw UsageError(fmt::format("unknown command \"{}\"", request.command));
   }
   const config::ModelConfig model = LoadModel(request);

@@ -39,8 +39,8 @@ TEST(HardwareTest, UnknownNameGivesNothing) {
 }
 
 TEST(HardwareTest, ListsEveryPresetInFixedOrder) {
-  const std::vector<std::string> expected = {"H100", "H100-96GB", "H200", "H800", "H20",
-                                             "A100", "A800",      "L20",  "B200", "GB200"};
+  const std::vector<std::string> expected = {"H100", "H100-96GB", "H200", "H800",  "H20",  "A100",
+                                             "A800", "L20",       "B200", "GB200", "B300", "GB300"};
   EXPECT_EQ(GpuNames(), expected);
   for (const std::string& name : GpuNames()) {
     SCOPED_TRACE(name);
@@ -67,6 +67,22 @@ TEST(HardwareTest, MarksMissingFiguresAsZero) {
   EXPECT_DOUBLE_EQ(FindGpu("A100")->scale_out_bytes_per_second, 25e9);  // 200 Gb/s HDR
   EXPECT_DOUBLE_EQ(FindGpu("H20")->bf16_flops_per_second, 148e12);
   EXPECT_DOUBLE_EQ(FindGpu("L20")->bf16_flops_per_second, 119.5e12);
+}
+
+TEST(HardwareTest, Gb300MatchesReferenceTable) {
+  // hardware.md §1, row "B300 / GB300": ≈2500 / ≈5000 TFLOP/s (unconfirmed), 288 GB, 8 TB/s,
+  // NVLink 900 GB/s, 800 Gb/s CX-8 = 100 GB/s.
+  for (const char* name : {"GB300", "B300"}) {
+    SCOPED_TRACE(name);
+    const std::optional<GpuSpec> gpu = FindGpu(name);
+    ASSERT_TRUE(gpu.has_value());
+    EXPECT_DOUBLE_EQ(gpu->bf16_flops_per_second, 2500e12);
+    EXPECT_DOUBLE_EQ(gpu->fp8_flops_per_second, 5000e12);
+    EXPECT_EQ(gpu->memory_bytes, int64_t{288'000'000'000});
+    EXPECT_DOUBLE_EQ(gpu->hbm_bytes_per_second, 8e12);
+    EXPECT_DOUBLE_EQ(gpu->nvlink_bytes_per_second, 900e9);
+    EXPECT_DOUBLE_EQ(gpu->scale_out_bytes_per_second, 100e9);
+  }
 }
 
 }  // namespace

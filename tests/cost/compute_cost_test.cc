@@ -97,12 +97,12 @@ TEST(ComputeCostTest, MemoryBoundOpTakesBytesOverAchievedBandwidth) {
 
 TEST(ComputeCostTest, OpWithoutGemmShapeUsesFusedKernelEfficiency) {
   graph::Op op;
-  op.name = "attention.core";
+  op.name = "moe.router.topk";
   op.flops = int64_t{1} << 40;
   op.bytes = 1024;
   ComputeEfficiency eff = Ideal();
   eff.fused_kernel_efficiency = 0.5;
-  // Attention stays at the BF16 peak even when GEMMs run in FP8.
+  // Fused kernels stay at the BF16 peak even when GEMMs run in FP8.
   EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), eff, MathPrecision::kFp8),
                    1099511627776.0 / (0.5 * kH100Bf16FlopsPerSecond));
 }
@@ -111,6 +111,100 @@ TEST(ComputeCostTest, EmptyOpTakesNoTime) {
   graph::Op op;
   op.name = "noop";
   EXPECT_EQ(ComputeSeconds(op, H100(), ComputeEfficiency{}), 0.0);
+}
+
+// A compute op without a GEMM shape: 2^40 FLOPs, bytes far below the FLOP time.
+graph::Op Kernel(const char* name) {
+  graph::Op op;
+  op.name = name;
+  op.flops = int64_t{1} << 40;
+  op.bytes = 1024;
+  return op;
+}
+
+constexpr double kTwoToThe40 = 1099511627776.0;
+
+TEST(ComputeCostTest, ClassifiesKernelsByGemmShapeAndName) {
+  EXPECT_EQ(ClassifyKernel(Gemm(128, 128, 128)), KernelClass::kGemm);
+  EXPECT_EQ(ClassifyKernel(Kernel("attention.core")), KernelClass::kAttentionForward);
+  EXPECT_EQ(ClassifyKernel(Kernel("attention.core.backward")), KernelClass::kAttentionBackward);
+  EXPECT_EQ(ClassifyKernel(Kernel("gdn.kernel")), KernelClass::kGdnForward);
+  EXPECT_EQ(ClassifyKernel(Kernel("gdn.kernel.backward")), KernelClass::kGdnBackward);
+  EXPECT_EQ(ClassifyKernel(Kernel("gdn.conv1d")), KernelClass::kFused);
+  EXPECT_EQ(ClassifyKernel(Kernel("attention.rope")), KernelClass::kFused);
+}
+
+TEST(ComputeCostTest, AttentionForwardAndBackwardUseTheirOwnEfficiencies) {
+  ComputeEfficiency eff = Ideal();
+  eff.attention_forward_efficiency = 0.6;
+  eff.attention_backward_efficiency = 0.5;
+  // 2^40 / (0.6 · 989.4e12) = 1.852 ms; backward 2^40 / (0.5 · 989.4e12) = 2.222 ms. Both at the
+  // BF16 peak even under FP8 GEMMs.
+  EXPECT_DOUBLE_EQ(ComputeSeconds(Kernel("attention.core"), H100(), eff, MathPrecision::kFp8),
+                   kTwoToThe40 / (0.6 * kH100Bf16FlopsPerSecond));
+  EXPECT_DOUBLE_EQ(ComputeSeconds(Kernel("attention.core.backward"), H100(), eff),
+                   kTwoToThe40 / (0.5 * kH100Bf16FlopsPerSecond));
+}
+
+TEST(ComputeCostTest, GdnKernelEfficiencyFollowsTheBackend) {
+  const ComputeEfficiency eff;  // defaults: fla 0.10 / 0.07, flashqla 0.20 / 0.14
+  const config::GpuSpec gpu = H100();
+  EXPECT_DOUBLE_EQ(ComputeSeconds(Kernel("gdn.kernel"), gpu, eff),  // fla is the default
+                   kTwoToThe40 / (0.10 * kH100Bf16FlopsPerSecond));
+  EXPECT_DOUBLE_EQ(
+      ComputeSeconds(Kernel("gdn.kernel"), gpu, eff, MathPrecision::kBf16, GdnBackend::kFlashQla),
+      kTwoToThe40 / (0.20 * kH100Bf16FlopsPerSecond));
+  EXPECT_DOUBLE_EQ(ComputeSeconds(Kernel("gdn.kernel.backward"), gpu, eff, MathPrecision::kBf16,
+                                  GdnBackend::kFla),
+                   kTwoToThe40 / (0.07 * kH100Bf16FlopsPerSecond));
+  EXPECT_DOUBLE_EQ(ComputeSeconds(Kernel("gdn.kernel.backward"), gpu, eff, MathPrecision::kBf16,
+                                  GdnBackend::kFlashQla),
+                   kTwoToThe40 / (0.14 * kH100Bf16FlopsPerSecond));
+}
+
+TEST(ComputeCostTest, KernelEfficiencyPicksTheFieldOfEachClass) {
+  ComputeEfficiency eff;
+  eff.fp8_gemm_efficiency = 0.61;
+  EXPECT_EQ(KernelEfficiency(Gemm(128, 128, 128), eff, MathPrecision::kFp8, GdnBackend::kFla),
+            0.61);
+  EXPECT_EQ(KernelEfficiency(Gemm(128, 128, 128), eff, MathPrecision::kBf16, GdnBackend::kFla),
+            eff.bf16_gemm_efficiency);
+  EXPECT_EQ(KernelEfficiency(Kernel("swiglu"), eff, MathPrecision::kBf16, GdnBackend::kFlashQla),
+            eff.fused_kernel_efficiency);
+}
+
+TEST(ComputeCostTest, GdnBackendNamesRoundTrip) {
+  EXPECT_EQ(GdnBackendFromName("fla"), GdnBackend::kFla);
+  EXPECT_EQ(GdnBackendFromName("flashqla"), GdnBackend::kFlashQla);
+  EXPECT_EQ(GdnBackendFromName("FLA"), std::nullopt);
+  EXPECT_EQ(GdnBackendName(GdnBackend::kFlashQla), "flashqla");
+}
+
+TEST(ComputeCostTest, GroupedForwardGemmPadsEachExpertToTheTile) {
+  // 8 experts x 100 tokens = 800 rows. Per expert 100 rows pad to 128: 800 / (8 · 128) = 0.78125,
+  // not the 800 / 896 of the summed shape. n = 256 and k = 128 are tile-aligned.
+  EXPECT_DOUBLE_EQ(
+      GemmTileEfficiency(graph::GemmShape{.m = 800, .n = 256, .k = 128, .groups = 8}, Ideal()),
+      100.0 / 128);
+}
+
+TEST(ComputeCostTest, GroupedWgradPadsEachExpertAlongK) {
+  // wgrad sums the 800 token rows on k: per expert 100 pads to RoundUp(100, 64) = 128, so
+  // 800 / 1024; m = 256 and n = 128 are aligned.
+  const graph::GemmShape wgrad{
+      .m = 256, .n = 128, .k = 800, .groups = 8, .grouped_axis = graph::GroupedAxis::kK};
+  EXPECT_DOUBLE_EQ(GemmTileEfficiency(wgrad, Ideal()), 800.0 / 1024);
+}
+
+TEST(ComputeCostTest, GroupedGemmWithFewerTokensThanExpertsPadsEachTokenToATile) {
+  // 5 tokens over 8 experts: at most 5 experts get one token each, each a full 128-row tile.
+  EXPECT_DOUBLE_EQ(
+      GemmTileEfficiency(graph::GemmShape{.m = 5, .n = 128, .k = 64, .groups = 8}, Ideal()),
+      5.0 / 640);
+  // 300 tokens over 2 experts: ceil(300/2) = 150 rows each pad to 256: 300 / 512.
+  EXPECT_DOUBLE_EQ(
+      GemmTileEfficiency(graph::GemmShape{.m = 300, .n = 128, .k = 64, .groups = 2}, Ideal()),
+      300.0 / 512);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "trainscope/config/validate.h"
+#include "trainscope/cost/activation_memory.h"
 #include "trainscope/io/hf_config_loader.h"
 #include "trainscope/units.h"
 
@@ -71,11 +72,15 @@ TEST(MemoryTest, DenseModelStatesMatchHandCountWithAndWithoutDistributedOptimize
   EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * first / 2);
   EXPECT_EQ(estimate.stages[1].optimizer_bytes, 12 * last / 2);
 
-  // --grad-reduce-in-bf16: 2-byte main grads, and the optimizer's fp32 copy of its grad shard.
+  EXPECT_EQ(estimate.stages[0].optimizer_step_bytes, 0);  // fp32 grads are read in place
+
+  // --grad-reduce-in-bf16: 2-byte main grads; the optimizer step casts its grad shard to fp32
+  // (4 B per shard element), alive only during the step.
   training.precision.grad_reduce_in_fp32 = false;
   estimate = EstimateMemory(model, training);
   EXPECT_EQ(estimate.stages[0].grads_bytes, 2 * first);
-  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 16 * first / 2);
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * first / 2);
+  EXPECT_EQ(estimate.stages[0].optimizer_step_bytes, 4 * first / 2);
 }
 
 TEST(MemoryTest, MegatronFsdpShardsWeightsGradsAndOptimizer) {
@@ -91,10 +96,11 @@ TEST(MemoryTest, MegatronFsdpShardsWeightsGradsAndOptimizer) {
       .cuda_context_bytes = 0, .nccl_bytes_per_communicator = 0, .fragmentation_fraction = 0.0};
   const RankMemory rank = EstimateMemory(model, training, no_overheads).stages[0];
   // §5.4 optim_grads_params: bf16 params and (auto = bf16) main grads sharded over dp·cp = 2,
-  // 12 B of fp32 state plus the fp32 copy of the bf16 grad shard.
+  // 12 B of fp32 state; the optimizer step's fp32 copy of the bf16 grad shard is transient.
   EXPECT_EQ(rank.weights_bytes, 2 * total / 2);
   EXPECT_EQ(rank.grads_bytes, 2 * total / 2);
-  EXPECT_EQ(rank.optimizer_bytes, 16 * total / 2);
+  EXPECT_EQ(rank.optimizer_bytes, 12 * total / 2);
+  EXPECT_EQ(rank.optimizer_step_bytes, 4 * total / 2);
   // Buffers: the root unit (embedding, final norm, output layer) stays gathered, plus one
   // decoder layer's gathered params and full bf16 grad.
   EXPECT_EQ(rank.buffers_bytes, 2 * (2 * vocab_shard + kH) + 2 * layer + 2 * layer);
@@ -261,6 +267,179 @@ TEST(MemoryTest, PeakIsTheSumOfCategories) {
     EXPECT_EQ(rank.peak_bytes, rank.weights_bytes + rank.grads_bytes + rank.optimizer_bytes +
                                    rank.activations_bytes + rank.buffers_bytes);
   }
+}
+
+// Precision-aware optimizer (TE FusedAdam, optimizer/__init__.py:564-588): moments in their
+// dtypes, fp32 masters of bf16 params stored as 16-bit remainders, 16-bit grads read in place.
+TEST(MemoryTest, PrecisionAwareOptimizerStoresMomentsAndMastersInTheirDtypes) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  training.data_parallel.distributed_optimizer = true;
+  training.precision.precision_aware_optimizer = true;
+  training.precision.exp_avg = config::OptimizerDtype::kBf16;
+  training.precision.exp_avg_sq = config::OptimizerDtype::kBf16;
+  training.precision.main_grads = config::OptimizerDtype::kBf16;
+  training.precision.grad_reduce_in_fp32 = false;
+  ExpectValid(model, training);
+  const int64_t layer = 2 * kH + 2 * 128 + ((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2;
+  const int64_t first = 18 * layer + 152064 / 2 * kH;  // as in the dense test above
+  MemoryEstimate estimate = EstimateMemory(model, training);
+  // Per shard element: exp_avg 2 + exp_avg_sq 2 + master remainder 2 = 6 B, over d·c = 2.
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 6 * first / 2);
+  EXPECT_EQ(estimate.stages[0].grads_bytes, 2 * first);
+  EXPECT_EQ(estimate.stages[0].optimizer_step_bytes, 0);  // decoupled_grad, no fp32 copy
+
+  // fp8 moments and fp16 master params: 1 + 1 + 2 = 4 B.
+  training.precision.exp_avg = config::OptimizerDtype::kFp8;
+  training.precision.exp_avg_sq = config::OptimizerDtype::kFp8;
+  training.precision.main_params = config::OptimizerDtype::kFp16;
+  estimate = EstimateMemory(model, training);
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 4 * first / 2);
+
+  // A tensorwise FP8 recipe with fp32 main params: Megatron keeps the fp32 masters (4 B) and the
+  // fp32 grad copy (optimizer_config.py:407-414); the moments stay fp8: 4 + 1 + 1 = 6 B.
+  training.precision.main_params = config::OptimizerDtype::kFp32;
+  training.precision.fp8 = config::Fp8Format::kHybrid;
+  training.precision.fp8_recipe = config::Fp8Recipe::kTensorwise;
+  training.precision.fp8_param_gather = true;
+  estimate = EstimateMemory(model, training);
+  EXPECT_EQ(estimate.stages[0].optimizer_bytes, 6 * first / 2);
+  EXPECT_EQ(estimate.stages[0].optimizer_step_bytes, 4 * first / 2);
+}
+
+TEST(MemoryTest, PrecisionAwareOptimizerShardsMoeAndGdnStates) {
+  // Qwen3-30B-A3B as in MoeModelShardsExpertOptimizerStateOverExpertDataParallel: bf16 moments
+  // and remainders, 2 + 2 + 2 = 6 B over dp·cp = 16 (dense) and d_e = 2 (experts).
+  const config::ModelConfig moe_model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/16);
+  training.parallel.expert = 8;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.data_parallel.distributed_optimizer = true;
+  training.precision.precision_aware_optimizer = true;
+  training.precision.exp_avg = config::OptimizerDtype::kBf16;
+  training.precision.exp_avg_sq = config::OptimizerDtype::kBf16;
+  ExpectValid(moe_model, training);
+  const int64_t h = 2048;
+  const int64_t dense_layer = 2 * h + 2 * 128 + (4096 + 2 * 512) * h + 4096 * h + 128 * h;
+  const int64_t dense = 48 * dense_layer + 2 * 151936 * h + h;
+  const int64_t expert = 48 * (128 / 8) * (3 * 768 * h);
+  EXPECT_EQ(EstimateMemory(moe_model, training).stages[0].optimizer_bytes,
+            6 * (dense / 16 + expert / 2));
+
+  // Qwen3.5-9B as in GdnModelStatesIncludeParamPaddingOfTheDistributedOptimizer, fp32 moments:
+  // 4 + 4 + 2 (remainder) = 10 B per padded element over d = 4.
+  config::ModelConfig gdn_model = io::LoadPreset("Qwen3.5-9B");
+  gdn_model.vision = {};
+  training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/4);
+  training.data_parallel.distributed_optimizer = true;
+  training.precision.precision_aware_optimizer = true;
+  ExpectValid(gdn_model, training);
+  const int64_t qk = 16 * 128, vd = 32 * 128, gh = 4096;
+  const int64_t mlp = gh + 3 * kF * gh;
+  const int64_t attention = gh + (4096 + 4096 + 2 * 1024) * gh + 2 * 256 + 4096 * gh;
+  const int64_t gdn =
+      gh + (2 * qk + 2 * vd + 2 * 32) * gh + 4 * (2 * qk + vd) + 2 * 32 + 128 + vd * gh;
+  const int64_t mtp = 3 * gh + 2 * gh * gh + attention + mlp;
+  const int64_t total = 24 * (gdn + mlp) + 8 * (attention + mlp) + 2 * 248320 * gh + gh + mtp;
+  const int64_t padded = RoundUp(total + 24 * 64, 128);
+  EXPECT_EQ(EstimateMemory(gdn_model, training).stages[0].optimizer_bytes, 10 * padded / 4);
+}
+
+// FP8 weights (TE linear.py quantize_weight): without --fp8-param-gather TE caches a rowwise and
+// a columnwise FP8 copy of every TE linear weight (+2 B each); with it the weight is FP8 (1 B)
+// plus its transpose (1 B), the same 2 B as bf16; MXFP8 adds an E8M0 scale per 32 elements to
+// each of the two copies.
+TEST(MemoryTest, Fp8AddsWeightCopiesOfTeLinears) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  ExpectValid(model, training);
+  const int64_t layer = 2 * kH + 2 * 128 + ((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2;
+  const int64_t first = 18 * layer + 152064 / 2 * kH;
+  // TE linears per layer and TP rank: qkv, proj, fc1, fc2 (not the norms or the embedding).
+  const int64_t linear = 18 * (((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2);
+  training.precision.fp8 = config::Fp8Format::kHybrid;
+  training.precision.fp8_recipe = config::Fp8Recipe::kDelayed;
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].weights_bytes, 2 * first + 2 * linear);
+
+  training.precision.fp8_param_gather = true;
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].weights_bytes, 2 * first);
+
+  training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].weights_bytes,
+            2 * first + 2 * CeilDiv(linear, 32));
+}
+
+// Dense layer formula with FP8 (tensorwise), SP, selective core_attn: the GEMM inputs TE saves
+// are FP8 (1 B): both norm outputs h, linear_proj's own copy of O (q; flash attention keeps its
+// bf16 O) and the SwiGLU output F:
+//   (s·b/t)·[6h + 7q + 6kv + 5F + 4(n + g) + 8]
+// 6h: both norms' bf16 inputs 2h each and FP8 outputs h each; 7q: qk-norm input 2q, FA q 2q,
+// O 2q, FP8 O q; 6kv as in bf16; 5F: fc1 output 4F and FP8 SwiGLU output F.
+TEST(MemoryTest, Fp8SavesQuantizedGemmInputs) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/1, /*dp=*/1);
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  training.recompute.modules = {"core_attn"};
+  training.precision.fp8 = config::Fp8Format::kHybrid;
+  training.precision.fp8_recipe = config::Fp8Recipe::kTensorwise;
+  ExpectValid(model, training);
+  const int64_t sb_over_t = 4096 / 2;
+  const int64_t expected = sb_over_t * (6 * kH + 7 * kQ + 6 * kKv + 5 * kF + 4 * (32 + 8) + 8);
+  EXPECT_EQ(FindPart(EstimateMemory(model, training).stages[0], "attention/dense_mlp")
+                ->bytes_per_micro_batch,
+            expected);
+
+  // MXFP8: each FP8 input also carries one scale byte per 32 elements: (s·b/t)(2h + q + F)/32.
+  training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
+  EXPECT_EQ(FindPart(EstimateMemory(model, training).stages[0], "attention/dense_mlp")
+                ->bytes_per_micro_batch,
+            expected + sb_over_t * (2 * kH + kQ + kF) / 32);
+}
+
+// Routing skew λ = 1.5 on Qwen3-30B-A3B (h = 2048, k = 8, F_e = 768), t = 1, EP 8, alltoall:
+// the busiest rank's expert rows grow from T·k = 4096·8 = 32768 to 49152. Each row saves the
+// permuted prob 2 + fc1 input 2h = 4096 + fc1 output 2·2F_e = 3072 + activation 2F_e = 1536 =
+// 8706 bytes, so each MoE layer saves 16384·8706 more bytes; the dispatcher's expert output in
+// the working set grows by 16384·h·2.
+TEST(MemoryTest, MoeLoadFactorScalesTheBusiestRanksExpertRows) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/8);
+  training.parallel.expert = 8;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  ExpectValid(model, training);
+  const RankMemory balanced = EstimateMemory(model, training).stages[0];
+  const RankMemory skewed =
+      EstimateMemory(model, training, MemoryOverheads{.moe_load_factor = 1.5}).stages[0];
+  EXPECT_EQ(FindPart(skewed, "attention/moe")->bytes_per_micro_batch -
+                FindPart(balanced, "attention/moe")->bytes_per_micro_batch,
+            16384 * 8706);
+  // The LM head's logits dominate this model's working set, so check the MoE layer's transient.
+  const graph::LayerOpContext context = graph::MakeLayerOpContext(model, training);
+  const config::LayerSpec moe_layer = model.layers.front();
+  EXPECT_EQ(internal::LayerTransientBytes(context, moe_layer, 1.5) -
+                internal::LayerTransientBytes(context, moe_layer, 1.0),
+            16384 * 2048 * 2);
+}
+
+// The allocator's peak is the larger of forward/backward (states + activations) and the
+// optimizer step (states + the fp32 copy of 16-bit grads); reserved adds the fragmentation
+// share, the device peak the CUDA context and NCCL buffers.
+TEST(MemoryTest, OptimizerStepPhaseCanSetThePeak) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/1);
+  training.batch.seq_length = 128;  // tiny activations
+  training.precision.grad_reduce_in_fp32 = false;
+  ExpectValid(model, training);
+  const MemoryOverheads overheads{.cuda_context_bytes = kBytesPerGiB,
+                                  .nccl_bytes_per_communicator = 0,
+                                  .fragmentation_fraction = 0.5};
+  const RankMemory rank = EstimateMemory(model, training, overheads).stages[0];
+  const int64_t states = rank.weights_bytes + rank.grads_bytes + rank.optimizer_bytes;
+  ASSERT_GT(rank.optimizer_step_bytes, rank.activations_bytes);
+  EXPECT_EQ(rank.allocated_bytes, states + rank.optimizer_step_bytes);
+  EXPECT_EQ(rank.reserved_bytes, rank.allocated_bytes + rank.allocated_bytes / 2);
+  EXPECT_EQ(rank.peak_bytes, rank.reserved_bytes + kBytesPerGiB);
+  EXPECT_EQ(rank.peak_bytes, states + rank.activations_bytes + rank.buffers_bytes);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ double GigabitsPerSecond(double gbit_per_second) {
 int64_t DecimalGigabytes(int64_t gb) { return gb * static_cast<int64_t>(kBytesPerGB); }
 
 // Built on each call: a function-local table, no mutable global state.
-std::array<GpuSpec, 10> GpuTable() {
+std::array<GpuSpec, 12> GpuTable() {
   return {{
       // H100 SXM5 700 W. Usable memory: a calibration job reached 80,999 MiB (79.1 GiB) at its
       // limit (hardware.md §1). NIC: 1x 400 Gb/s CX-7 per GPU.
@@ -64,6 +64,15 @@ std::array<GpuSpec, 10> GpuTable() {
       // without failing); 72-GPU NVLink domain at 900 GB/s; 1x 400 Gb/s CX-7.
       {"GB200", Teraflops(2500), Teraflops(5000), 184 * kBytesPerGiB, TerabytesPerSecond(8),
        GigabytesPerSecond(900), GigabitsPerSecond(400)},
+      // B300 (HGX / DGX B300): BF16 ≈2500 and FP8 (MXFP8) ≈5000 TFLOP/s, both unconfirmed;
+      // 288 GB HBM3e published, no usable figure; 8 TB/s; NVLink5 900 GB/s; 800 Gb/s CX-8 per
+      // GPU (DGX B300: 8 per node).
+      {"B300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
+       GigabytesPerSecond(900), GigabitsPerSecond(800)},
+      // GB300 NVL72: the B300 figures (hardware.md §1 has one row for both, peaks unconfirmed)
+      // in a 72-GPU NVLink domain; 800 Gb/s CX-8 per GPU.
+      {"GB300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
+       GigabytesPerSecond(900), GigabitsPerSecond(800)},
   }};
 }
 

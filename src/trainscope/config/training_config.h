@@ -95,12 +95,26 @@ enum class ParamDtype { kBf16, kFp16, kFp32 };
 enum class Fp8Format { kNone, kE4m3, kHybrid };
 enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
 
+// Storage dtype of an optimizer tensor (--main-grads-dtype, --main-params-dtype, --exp-avg-dtype,
+// --exp-avg-sq-dtype); each flag accepts a subset (arguments.py:3671-3684).
+enum class OptimizerDtype { kFp32, kFp16, kBf16, kFp8 };
+
 struct PrecisionConfig {
   ParamDtype params = ParamDtype::kBf16;
   Fp8Format fp8 = Fp8Format::kNone;
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
-  // Megatron-LM's launcher reduces gradients in fp32 by default (arguments.py:1204-1216).
+  // --fp8-param-gather: TE linear weights are stored (and all-gathered) in FP8.
+  bool fp8_param_gather = false;
+  // Megatron-LM's launcher reduces gradients in fp32 by default (arguments.py:1204-1216);
+  // --main-grads-dtype bf16 and --grad-reduce-in-bf16 turn it off.
   bool grad_reduce_in_fp32 = true;
+  // --use-precision-aware-optimizer: TE FusedAdam keeps the master weights and Adam moments in
+  // the dtypes below (they have no effect without it, except main_grads).
+  bool precision_aware_optimizer = false;
+  OptimizerDtype main_grads = OptimizerDtype::kFp32;   // fp32 | bf16
+  OptimizerDtype main_params = OptimizerDtype::kFp32;  // fp32 | fp16
+  OptimizerDtype exp_avg = OptimizerDtype::kFp32;      // fp32 | fp16 | bf16 | fp8
+  OptimizerDtype exp_avg_sq = OptimizerDtype::kFp32;   // fp32 | fp16 | bf16 | fp8
   friend bool operator==(const PrecisionConfig&, const PrecisionConfig&) = default;
 };
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "trainscope/error.h"
 #include "trainscope/units.h"
 
 namespace trainscope::cost::internal {
@@ -58,27 +59,44 @@ int64_t RouterBytes(const LayerOpContext& c) {
   return kBf16Bytes;
 }
 
+// A GEMM input that a TE linear saves for its wgrad: bf16, or with FP8 the quantized copy
+// (TE linear.py and layernorm_linear.py save the quantized inputmat / ln_out): 1 byte per
+// element, plus for MXFP8 an E8M0 scale per 32 elements and for blockwise an fp32 scale per
+// 1x128 block, both 1/32 byte per element.
+int64_t GemmInputBytes(const LayerOpContext& c, int64_t rows, int64_t width) {
+  const config::PrecisionConfig& precision = c.training.precision;
+  const int64_t elements = CheckedMul(rows, width, kWhat);
+  if (precision.fp8 == config::Fp8Format::kNone) return CheckedMul(elements, kBf16Bytes, kWhat);
+  const bool scaled_blocks = precision.fp8_recipe == config::Fp8Recipe::kMxfp8 ||
+                             precision.fp8_recipe == config::Fp8Recipe::kBlockwise;
+  return elements + (scaled_blocks ? CeilDiv(elements, 32) : 0);
+}
+
+bool Fp8(const LayerOpContext& c) { return c.training.precision.fp8 != config::Fp8Format::kNone; }
+
 // A norm fused into a TE LayerNormColumnParallelLinear: its input x and fp32 rsigma (norm
 // backward) and its output, the linear's input (wgrad), all sequence-sharded.
-int64_t FusedNormBytes(const Dims& d) {
-  return Bytes(d.sp_tokens, 2 * d.h, kBf16Bytes) + Bytes(d.sp_tokens, 1, kFp32Bytes);
+int64_t FusedNormBytes(const LayerOpContext& c, const Dims& d) {
+  return Bytes(d.sp_tokens, d.h, kBf16Bytes) + Bytes(d.sp_tokens, 1, kFp32Bytes) +
+         GemmInputBytes(c, d.sp_tokens, d.h);
 }
 
 // Attention with flash attention: qk-norm inputs and rstd, the post-RoPE q, k, v and the gate,
 // the core output O (linear_proj's input, or kept for the gate), the softmax LSE (fp32), and
-// with the output gate the gated product that linear_proj saves.
+// with the output gate the gated product that linear_proj saves. With FP8 linear_proj saves its
+// own quantized copy of its input next to flash attention's bf16 O.
 int64_t AttentionBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t heads = a.num_heads / d.t;
   const int64_t kv_heads = std::max<int64_t>(a.num_kv_heads / d.t, 1);  // g < t: one group
   const int64_t q = heads * a.head_dim, kv = kv_heads * a.head_dim;
-  int64_t bytes = FusedNormBytes(d);
+  int64_t bytes = FusedNormBytes(c, d);
   if (a.qk_norm) {
     bytes += Bytes(d.tokens, q + kv, kBf16Bytes) + Bytes(d.tokens, heads + kv_heads, kFp32Bytes);
   }
   bytes += Bytes(d.tokens, q + 2 * kv + (a.output_gate ? q : 0), kBf16Bytes);
   bytes += Bytes(d.tokens, q, kBf16Bytes);
-  if (a.output_gate) bytes += Bytes(d.tokens, q, kBf16Bytes);
+  if (a.output_gate || Fp8(c)) bytes += GemmInputBytes(c, d.tokens, q);
   if (!Drops(c, selective, "core_attn")) bytes += Bytes(d.tokens, heads, kFp32Bytes);
   return bytes;
 }
@@ -91,7 +109,7 @@ int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t v_heads = g.num_value_heads / d.t, k_heads = g.num_key_heads / d.t;
   const int64_t vd = g.ValueWidth() / d.t;
-  int64_t bytes = FusedNormBytes(d);
+  int64_t bytes = FusedNormBytes(c, d);
   bytes += Bytes(d.tokens, g.InProjWidth() / d.t, kBf16Bytes);
   bytes += Bytes(d.tokens, g.ConvChannels() / d.t, kBf16Bytes);
   bytes += Bytes(d.tokens, 2 * k_heads, kFp32Bytes);
@@ -99,30 +117,41 @@ int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   bytes += Bytes(d.tokens, v_heads * g.chunk_size, kBf16Bytes);
   bytes += Bytes(d.tokens, vd, kBf16Bytes);
   if (!Drops(c, selective, "gdn_norm_out")) {
-    bytes += Bytes(d.tokens, vd, kBf16Bytes) + Bytes(d.tokens, v_heads, kFp32Bytes);
+    bytes += GemmInputBytes(c, d.tokens, vd) + Bytes(d.tokens, v_heads, kFp32Bytes);
   }
   return bytes;
 }
 
-// SwiGLU MLP after its (fused) pre-MLP norm: fc1 output 2F/t (SwiGLU input) and the activation
-// output F/t (fc2 input).
-int64_t SwiGluBytes(const Dims& d, int64_t ffn_hidden) {
-  return Bytes(d.tokens, 3 * (ffn_hidden / d.t), kBf16Bytes);
+// SwiGLU MLP after its (fused) pre-MLP norm: fc1 output 2F/t (SwiGLU input, bf16) and the
+// activation output F/t (fc2's GEMM input).
+int64_t SwiGluBytes(const LayerOpContext& c, const Dims& d, int64_t ffn_hidden) {
+  return Bytes(d.tokens, 2 * (ffn_hidden / d.t), kBf16Bytes) +
+         GemmInputBytes(c, d.tokens, ffn_hidden / d.t);
 }
 
 // Dense MLP; selective `mlp` checkpoints the whole MLP and keeps only its input.
 int64_t DenseMlpBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   if (Drops(c, selective, "mlp")) return Bytes(d.sp_tokens, d.h, kBf16Bytes);
-  return FusedNormBytes(d) + SwiGluBytes(d, c.model.ffn_hidden_size);
+  return FusedNormBytes(c, d) + SwiGluBytes(c, d, c.model.ffn_hidden_size);
 }
 
-// Expert GEMM rows on one rank, u·T·k when dropless, capped or padded to the capacity
-// C = ceil(T·k/E·cf) per expert (moe_utils.py:248-266).
-int64_t ExpertRows(const LayerOpContext& c, int64_t tokens) {
+// Expert GEMM rows on the busiest rank: u·ceil(T·k·λ) when dropless (λ = busiest-rank tokens
+// over the mean, 1 for balanced routing), capped or padded to the capacity C = ceil(T·k/E·cf)
+// per expert (moe_utils.py:248-266).
+int64_t ExpertRows(const LayerOpContext& c, int64_t tokens, double load_factor) {
   const config::MoeConfig& moe = c.model.moe;
-  int64_t pairs = CheckedMul(tokens, moe.top_k, kWhat);
+  const int64_t mean_pairs = CheckedMul(tokens, moe.top_k, kWhat);
+  int64_t pairs = mean_pairs;
+  if (load_factor != 1.0) {
+    const double busiest = std::ceil(static_cast<double>(mean_pairs) * load_factor);
+    if (!(busiest < 0x1p62)) {
+      throw InputError(std::string(kWhat) + ": absurd size, the count overflows 64 bits");
+    }
+    pairs = static_cast<int64_t>(busiest);
+  }
   if (const auto& cf = c.training.moe.capacity_factor) {
-    const double per_expert = static_cast<double>(pairs) / static_cast<double>(moe.num_experts);
+    const double per_expert =
+        static_cast<double>(mean_pairs) / static_cast<double>(moe.num_experts);
     const int64_t capacity = static_cast<int64_t>(std::ceil(per_expert * *cf));
     const int64_t padded = CheckedMul(capacity, moe.num_experts, kWhat);
     pairs = c.training.moe.pad_expert_input_to_capacity ? padded : std::min(pairs, padded);
@@ -131,20 +160,23 @@ int64_t ExpertRows(const LayerOpContext& c, int64_t tokens) {
 }
 
 // Router, routed experts and shared expert of one MoE layer (the pre-MLP norm is separate).
-int64_t MoeBlockBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+// With FP8 the expert fc1 saves the quantized permuted tokens and the shared expert's fc1 its
+// own quantized copy of the MoE input.
+int64_t MoeBlockBytes(const LayerOpContext& c, const Dims& d, bool selective, double load) {
   const config::MoeConfig& moe = c.model.moe;
   const int64_t u = c.training.parallel.ExpertTensor();
-  const int64_t rows = ExpertRows(c, d.sp_tokens);
+  const int64_t rows = ExpertRows(c, d.sp_tokens, load);
   // Router logits and probs in the router dtype plus the bool routing map (router.py).
   int64_t bytes = Bytes(d.sp_tokens, moe.num_experts, 2 * RouterBytes(c) + kBoolBytes);
   // Permuted probs, expert fc1 input and output (experts.py TEGroupedMLP).
-  bytes += Bytes(rows, 1, RouterBytes(c)) + Bytes(rows, d.h, kBf16Bytes);
+  bytes += Bytes(rows, 1, RouterBytes(c)) + GemmInputBytes(c, rows, d.h);
   bytes += Bytes(rows, 2 * (moe.expert_ffn_hidden_size / u), kBf16Bytes);
   if (!Drops(c, selective, "moe_act")) {
-    bytes += Bytes(rows, moe.expert_ffn_hidden_size / u, kBf16Bytes);
+    bytes += GemmInputBytes(c, rows, moe.expert_ffn_hidden_size / u);
   }
   if (moe.HasSharedExpert() && !Drops(c, selective, "shared_experts")) {
-    bytes += SwiGluBytes(d, moe.shared_expert_ffn_hidden_size);
+    bytes += SwiGluBytes(c, d, moe.shared_expert_ffn_hidden_size);
+    if (Fp8(c)) bytes += GemmInputBytes(c, d.sp_tokens, d.h);
     if (moe.shared_expert_gate) bytes += Bytes(d.sp_tokens, d.h + 1, kBf16Bytes);
   }
   return bytes;
@@ -152,31 +184,32 @@ int64_t MoeBlockBytes(const LayerOpContext& c, const Dims& d, bool selective) {
 
 // MoE layer: the separate pre-MLP TENorm (input, rstd, output = MoE input), then the block.
 // `layernorm` discards the norm output and rstd; `moe` checkpoints the whole MoE layer.
-int64_t MoeBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+int64_t MoeBytes(const LayerOpContext& c, const Dims& d, bool selective, double load) {
   const int64_t input = Bytes(d.sp_tokens, d.h, kBf16Bytes);
   int64_t bytes = input;
   if (!Drops(c, selective, "layernorm")) bytes += input + Bytes(d.sp_tokens, 1, kFp32Bytes);
-  if (!Drops(c, selective, "moe")) bytes += MoeBlockBytes(c, d, selective);
+  if (!Drops(c, selective, "moe")) bytes += MoeBlockBytes(c, d, selective, load);
   return bytes;
 }
 
-int64_t LayerBytes(const LayerOpContext& c, LayerSpec spec, bool selective) {
+int64_t LayerBytes(const LayerOpContext& c, LayerSpec spec, bool selective, double load) {
   const Dims d = MakeDims(c);
   const int64_t mixer = spec.mixer == MixerKind::kGatedDeltaNet ? GdnBytes(c, d, selective)
                                                                 : AttentionBytes(c, d, selective);
   const int64_t ffn =
-      spec.ffn == FfnKind::kMoe ? MoeBytes(c, d, selective) : DenseMlpBytes(c, d, selective);
+      spec.ffn == FfnKind::kMoe ? MoeBytes(c, d, selective, load) : DenseMlpBytes(c, d, selective);
   return CheckedAdd(mixer, ffn, kWhat);
 }
 
 }  // namespace
 
-int64_t LayerActivationBytes(const LayerOpContext& c, LayerSpec spec) {
-  return LayerBytes(c, spec, /*selective=*/true);
+int64_t LayerActivationBytes(const LayerOpContext& c, LayerSpec spec, double moe_load_factor) {
+  return LayerBytes(c, spec, /*selective=*/true, moe_load_factor);
 }
 
-int64_t LayerActivationBytesNoRecompute(const LayerOpContext& c, LayerSpec spec) {
-  return LayerBytes(c, spec, /*selective=*/false);
+int64_t LayerActivationBytesNoRecompute(const LayerOpContext& c, LayerSpec spec,
+                                        double moe_load_factor) {
+  return LayerBytes(c, spec, /*selective=*/false, moe_load_factor);
 }
 
 int64_t LayerInputBytes(const LayerOpContext& c) {
@@ -188,7 +221,7 @@ int64_t LayerInputBytes(const LayerOpContext& c) {
   return Bytes(distributed ? CeilDiv(d.tokens, d.t) : d.sp_tokens, d.h, kBf16Bytes);
 }
 
-int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec) {
+int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec, double moe_load_factor) {
   const Dims d = MakeDims(c);
   const int64_t gathered = c.SequenceParallel() ? Bytes(d.tokens, d.h, kBf16Bytes) : 0;
   int64_t mixer = 0;
@@ -210,7 +243,7 @@ int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec) {
     // the combine receive buffer (alltoall / flex), or the tp_ep-gathered hidden states and the
     // RS input in the probs dtype (allgather).
     const config::ParallelSizes& sizes = c.training.parallel;
-    const int64_t rows = ExpertRows(c, d.sp_tokens);
+    const int64_t rows = ExpertRows(c, d.sp_tokens, moe_load_factor);
     ffn = Bytes(rows, d.h, kBf16Bytes);
     if (c.training.moe.dispatcher == config::TokenDispatcher::kAllGather) {
       const int64_t gathered_rows =

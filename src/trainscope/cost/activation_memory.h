@@ -15,14 +15,20 @@
 
 namespace trainscope::cost::internal {
 
+// `moe_load_factor` (>= 1, 1 = balanced routing) is the busiest expert-parallel rank's tokens
+// over the mean; it scales the routed-expert rows of MoE layers.
+
 // Saved bytes of one decoder layer of kind `spec` for one micro-batch, with the selective
 // recompute modules of the context's training config dropped (full recompute not applied).
-[[nodiscard]] int64_t LayerActivationBytes(const graph::LayerOpContext& c, config::LayerSpec spec);
+[[nodiscard]] int64_t LayerActivationBytes(const graph::LayerOpContext& c, config::LayerSpec spec,
+                                           double moe_load_factor);
 // The same layer without any recompute (what a fully recomputed layer rebuilds in backward).
 [[nodiscard]] int64_t LayerActivationBytesNoRecompute(const graph::LayerOpContext& c,
-                                                      config::LayerSpec spec);
+                                                      config::LayerSpec spec,
+                                                      double moe_load_factor);
 // Transient buffers of one layer's forward or backward that are freed before the next layer.
-[[nodiscard]] int64_t LayerTransientBytes(const graph::LayerOpContext& c, config::LayerSpec spec);
+[[nodiscard]] int64_t LayerTransientBytes(const graph::LayerOpContext& c, config::LayerSpec spec,
+                                          double moe_load_factor);
 // The checkpointed input of a fully recomputed layer: s_c·b·h·2/t under SP (or with
 // distribute_saved_activations), else s_c·b·h·2.
 [[nodiscard]] int64_t LayerInputBytes(const graph::LayerOpContext& c);
@@ -35,7 +41,8 @@ struct ChunkActivations {
 };
 
 [[nodiscard]] ChunkActivations ChunkActivationBytes(const graph::LayerOpContext& c,
-                                                    const config::ModelChunk& chunk);
+                                                    const config::ModelChunk& chunk,
+                                                    double moe_load_factor);
 
 }  // namespace trainscope::cost::internal
 

@@ -47,10 +47,10 @@ int64_t LmHeadTransientBytes(const LayerOpContext& c) {
 // One MTP layer (multi_token_prediction.py): token ids, enorm input and the two norms' rstd,
 // the concatenated [S_sp, 2h] eh_proj input, one decoder layer of the MTP kind (selective
 // recompute applies, full recompute does not), then its own final norm, LM head and loss.
-int64_t MtpLayerBytes(const LayerOpContext& c) {
+int64_t MtpLayerBytes(const LayerOpContext& c, double load) {
   const int64_t sp = SpTokens(c), h = c.model.hidden_size;
   int64_t bytes = EmbeddingBytes(c) + Bytes(sp, 3 * h, kBf16Bytes) + Bytes(sp, 2, kFp32Bytes);
-  bytes = CheckedAdd(bytes, LayerActivationBytes(c, c.model.MtpLayerSpec()), kWhat);
+  bytes = CheckedAdd(bytes, LayerActivationBytes(c, c.model.MtpLayerSpec(), load), kWhat);
   return CheckedAdd(bytes, LmHeadBytes(c), kWhat);
 }
 
@@ -74,7 +74,7 @@ void AddPart(ChunkActivations& out, const std::string& kind, int64_t bytes, int6
 // --recompute-num-layers, default 1), block the first N layers of the chunk one by one. Each
 // checkpoint keeps its input; backward rebuilds one group's full activations at a time.
 // Returns the working set of that rebuild and adds the kept inputs to `out`.
-int64_t AddDecoderLayers(const LayerOpContext& c, const config::ModelChunk& chunk,
+int64_t AddDecoderLayers(const LayerOpContext& c, const config::ModelChunk& chunk, double load,
                          ChunkActivations& out) {
   const config::RecomputeConfig& recompute = c.training.recompute;
   const bool full = recompute.granularity == config::RecomputeGranularity::kFull;
@@ -87,11 +87,11 @@ int64_t AddDecoderLayers(const LayerOpContext& c, const config::ModelChunk& chun
     const bool rebuilt =
         uniform || (full && recompute.method == config::RecomputeMethod::kBlock && i < group);
     if (!rebuilt) {
-      AddPart(out, KindName(spec), LayerActivationBytes(c, spec), 1);
+      AddPart(out, KindName(spec), LayerActivationBytes(c, spec, load), 1);
       continue;
     }
     ++num_recomputed;
-    largest_rebuilt = std::max(largest_rebuilt, LayerActivationBytesNoRecompute(c, spec));
+    largest_rebuilt = std::max(largest_rebuilt, LayerActivationBytesNoRecompute(c, spec, load));
   }
   if (num_recomputed == 0) return 0;
   const int64_t num_inputs = uniform ? CeilDiv(num_recomputed, group) : num_recomputed;
@@ -101,18 +101,20 @@ int64_t AddDecoderLayers(const LayerOpContext& c, const config::ModelChunk& chun
 
 }  // namespace
 
-ChunkActivations ChunkActivationBytes(const LayerOpContext& c, const config::ModelChunk& chunk) {
+ChunkActivations ChunkActivationBytes(const LayerOpContext& c, const config::ModelChunk& chunk,
+                                      double moe_load_factor) {
   ChunkActivations out;
   if (chunk.has_embedding) AddPart(out, "embedding", EmbeddingBytes(c), 1);
-  const int64_t rebuilt = AddDecoderLayers(c, chunk, out);
+  const int64_t rebuilt = AddDecoderLayers(c, chunk, moe_load_factor, out);
   int64_t transient = 0;
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
     const LayerSpec spec = c.model.layers[static_cast<size_t>(chunk.first_layer + i)];
-    transient = std::max(transient, LayerTransientBytes(c, spec));
+    transient = std::max(transient, LayerTransientBytes(c, spec, moe_load_factor));
   }
   if (chunk.num_mtp_layers > 0) {
-    AddPart(out, "mtp", MtpLayerBytes(c), chunk.num_mtp_layers);
-    transient = std::max(transient, LayerTransientBytes(c, c.model.MtpLayerSpec()));
+    AddPart(out, "mtp", MtpLayerBytes(c, moe_load_factor), chunk.num_mtp_layers);
+    transient =
+        std::max(transient, LayerTransientBytes(c, c.model.MtpLayerSpec(), moe_load_factor));
   }
   if (chunk.has_lm_head) {
     AddPart(out, "lm_head_loss", LmHeadBytes(c), 1);

@@ -1,7 +1,9 @@
 #include "trainscope/cost/collective_cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 #include <string>
 
 #include "trainscope/error.h"
@@ -9,89 +11,214 @@
 namespace trainscope::cost {
 namespace {
 
-// Ring steps and bytes each rank puts on its link, in units of the message (nccl-tests
-// performance docs: busbw = algbw · factor, with the same factor here).
-struct RingCost {
-  double num_steps = 0;
-  double bus_factor = 0;  // bytes on the wire per rank / message_bytes
+using graph::Collective;
+
+// One link class as the cost model sees it: peak busbw per GPU and direction, latency per
+// algorithm step, and the ramp of the achieved busbw with the message size of a phase.
+struct Tier {
+  double bytes_per_second = 0;
+  double latency_seconds = 0;
+  double half_bytes = 0;
+  double ramp_exponent = 1;
 };
 
-RingCost RingCostOf(graph::Collective collective, int64_t group_size) {
-  const double n = static_cast<double>(group_size);
+Tier NvlinkTier(const config::ClusterSpec& cluster) {
+  return {
+      .bytes_per_second = cluster.gpu.nvlink_bytes_per_second * cluster.link.nvlink_bus_efficiency,
+      .latency_seconds = cluster.link.nvlink_latency_seconds,
+      .half_bytes = cluster.link.nvlink_half_bytes,
+      .ramp_exponent = cluster.link.nvlink_ramp_exponent};
+}
+
+Tier ScaleOutTier(const config::ClusterSpec& cluster) {
+  if (cluster.scale_out_bytes_per_second <= 0) {
+    throw InputError("gpu " + cluster.gpu.name +
+                     ": scale_out_bytes_per_second: a group spans NVLink domains but the cluster "
+                     "has no scale-out figure (got 0, expected > 0; set scale_out_gbps in the "
+                     "cluster file or --scale-out-gbps)");
+  }
+  return {.bytes_per_second =
+              cluster.scale_out_bytes_per_second * cluster.link.scale_out_bus_efficiency,
+          .latency_seconds = cluster.link.scale_out_latency_seconds,
+          .half_bytes = cluster.link.scale_out_half_bytes,
+          .ramp_exponent = cluster.link.scale_out_ramp_exponent};
+}
+
+// Seconds to put `wire_bytes` per rank on `tier` in a phase whose per-rank message is
+// `phase_bytes`: busbw(S) = peak / (1 + (half / S)^p) (docs/cost-model.md). With p in (0, 1]
+// this never decreases when bytes grow.
+double BandwidthSeconds(const Tier& tier, double wire_bytes, double phase_bytes) {
+  if (wire_bytes <= 0) return 0;
+  const double ramp = 1 + std::pow(tier.half_bytes / phase_bytes, tier.ramp_exponent);
+  return wire_bytes / tier.bytes_per_second * ramp;
+}
+
+// One domain, n ranks: the nccl-tests ring (bus factors of hardware.md §2) and NVLS.
+double IntraDomainSeconds(Collective collective, double s, double n,
+                          const config::ClusterSpec& cluster) {
+  const Tier nv = NvlinkTier(cluster);
   switch (collective) {
-    case graph::Collective::kAllGather:
-    case graph::Collective::kReduceScatter:
-    case graph::Collective::kAllToAll:
-      return {n - 1, (n - 1) / n};
-    case graph::Collective::kAllReduce:
-      return {2 * (n - 1), 2 * (n - 1) / n};  // reduce-scatter then all-gather
-    case graph::Collective::kBroadcast:
-      return {n - 1, 1};
-    case graph::Collective::kSend:
-    case graph::Collective::kRecv:
-      return {1, 1};
-    case graph::Collective::kNone:
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+    case Collective::kAllToAll:
+      return (n - 1) * nv.latency_seconds + BandwidthSeconds(nv, (n - 1) / n * s, s);
+    case Collective::kAllReduce: {
+      const double ring =
+          2 * (n - 1) * nv.latency_seconds + BandwidthSeconds(nv, 2 * (n - 1) / n * s, s);
+      if (!cluster.nvls || n < static_cast<double>(cluster.link.nvls_min_ranks)) return ring;
+      // NVLS: algbw = nvls_efficiency · NVLink peak, independent of n (hardware.md §2.1).
+      const double nvls = cluster.link.nvls_latency_seconds +
+                          s / (cluster.gpu.nvlink_bytes_per_second * cluster.link.nvls_efficiency);
+      return std::min(ring, nvls);
+    }
+    case Collective::kBroadcast:
+      return (n - 1) * nv.latency_seconds + BandwidthSeconds(nv, s, s);
+    case Collective::kSend:
+    case Collective::kRecv:
+      return nv.latency_seconds + BandwidthSeconds(nv, s, s);
+    case Collective::kNone:
       break;
   }
   TRAINSCOPE_CHECK(false, "CollectiveSeconds called on a compute op");
-  return {};
+  return 0;
+}
+
+// Hierarchical all-reduce over k domains: intra-domain reduce-scatter, an all-reduce of the
+// 1/g shard on each NIC (ring or double binary tree, whichever is faster, as NCCL's tuner
+// picks), intra-domain all-gather. The NVLink and NIC phases are pipelined, so the bandwidth
+// term is the larger of the two; latencies add. g_hi (the fullest domain) sets the NVLink
+// phases, g_lo (the domain with the fewest NICs) the NIC phase.
+double HierarchicalAllReduceSeconds(double s, double k, double g_lo, double g_hi, const Tier& nv,
+                                    const Tier& nic) {
+  const double intra_latency = 2 * (g_hi - 1) * nv.latency_seconds;
+  const double intra = BandwidthSeconds(nv, 2 * (g_hi - 1) / g_hi * s, s);
+  const double shard = s / g_lo;
+  // Ring: 2(k−1) steps, 2(k−1)/k of the shard per NIC. Tree: 2·⌈log2 k⌉ steps; in a double
+  // binary tree each node sends and receives the whole shard once up and once down.
+  const double ring = 2 * (k - 1) * nic.latency_seconds +
+                      std::max(intra, BandwidthSeconds(nic, 2 * (k - 1) / k * shard, shard));
+  const double tree = 2 * std::ceil(std::log2(k)) * nic.latency_seconds +
+                      std::max(intra, BandwidthSeconds(nic, 2 * shard, shard));
+  return intra_latency + std::min(ring, tree);
+}
+
+// Across domains (k >= 2). See HierarchicalAllReduceSeconds for g_lo and g_hi.
+double InterDomainSeconds(Collective collective, double s, const GroupPlacement& placement,
+                          const config::ClusterSpec& cluster) {
+  const Tier nv = NvlinkTier(cluster);
+  const Tier nic = ScaleOutTier(cluster);
+  const double n = static_cast<double>(placement.num_ranks);
+  const double k = static_cast<double>(placement.num_domains);
+  const double g_lo = static_cast<double>(placement.min_ranks_per_domain);
+  const double g_hi = static_cast<double>(placement.max_ranks_per_domain);
+  const double shard = s / g_lo;
+  switch (collective) {
+    case Collective::kAllReduce:
+      return HierarchicalAllReduceSeconds(s, k, g_lo, g_hi, nv, nic);
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+      // One rail ring per NIC over k domains ((k−1)/k of the shard) and an intra-domain ring.
+      return (g_hi - 1) * nv.latency_seconds + (k - 1) * nic.latency_seconds +
+             std::max(BandwidthSeconds(nv, (g_hi - 1) / g_hi * s, s),
+                      BandwidthSeconds(nic, (k - 1) / k * shard, shard));
+    case Collective::kBroadcast:
+      // Scatter inside the root's domain, a pipelined chain per NIC, all-gather in each domain.
+      return 2 * (g_hi - 1) * nv.latency_seconds + (k - 1) * nic.latency_seconds +
+             std::max(BandwidthSeconds(nv, 2 * (g_hi - 1) / g_hi * s, s),
+                      BandwidthSeconds(nic, shard, shard));
+    case Collective::kAllToAll: {
+      // Direct pairwise exchange, S/n to each peer: remote peers through the rank's own NIC,
+      // same-domain peers over NVLink, both at once.
+      const double remote_bytes = (n - g_lo) / n * s;
+      const double local_bytes = (g_hi - 1) / n * s;
+      return std::max(
+          (n - g_lo) * nic.latency_seconds + BandwidthSeconds(nic, remote_bytes, remote_bytes),
+          (g_hi - 1) * nv.latency_seconds + BandwidthSeconds(nv, local_bytes, s));
+    }
+    case Collective::kSend:
+    case Collective::kRecv:
+      return nic.latency_seconds + BandwidthSeconds(nic, s, s);
+    case Collective::kNone:
+      break;
+  }
+  TRAINSCOPE_CHECK(false, "CollectiveSeconds called on a compute op");
+  return 0;
 }
 
 bool IsFraction(double value) { return value > 0 && value <= 1; }
 
-}  // namespace
-
-double CollectiveSeconds(graph::Collective collective, int64_t group_size, int64_t message_bytes,
-                         const LinkSpec& link) {
-  TRAINSCOPE_CHECK(collective != graph::Collective::kNone, "CollectiveSeconds on a compute op");
-  TRAINSCOPE_CHECK(group_size >= 1, "group size must be >= 1");
-  TRAINSCOPE_CHECK(message_bytes >= 0, "message size must be >= 0");
-  TRAINSCOPE_CHECK(link.bandwidth_bytes_per_second > 0, "link bandwidth must be > 0");
-  TRAINSCOPE_CHECK(link.latency_seconds >= 0, "link latency must be >= 0");
-  const bool point_to_point =
-      collective == graph::Collective::kSend || collective == graph::Collective::kRecv;
-  if (message_bytes == 0 || (group_size == 1 && !point_to_point)) return 0;
-  const RingCost ring = RingCostOf(collective, group_size);
-  return ring.num_steps * link.latency_seconds +
-         ring.bus_factor * static_cast<double>(message_bytes) / link.bandwidth_bytes_per_second;
+void CheckCluster(const config::ClusterSpec& cluster) {
+  const config::LinkEfficiency& link = cluster.link;
+  TRAINSCOPE_CHECK(cluster.gpu.nvlink_bytes_per_second > 0, "NVLink bandwidth must be > 0");
+  TRAINSCOPE_CHECK(IsFraction(link.nvlink_bus_efficiency) &&
+                       IsFraction(link.scale_out_bus_efficiency) && link.nvls_efficiency > 0,
+                   "bus efficiencies must lie in (0, 1]");
+  TRAINSCOPE_CHECK(
+      IsFraction(link.nvlink_ramp_exponent) && IsFraction(link.scale_out_ramp_exponent),
+      "ramp exponents must lie in (0, 1]");
+  TRAINSCOPE_CHECK(link.nvlink_half_bytes >= 0 && link.scale_out_half_bytes >= 0,
+                   "half-bandwidth sizes must be >= 0");
+  TRAINSCOPE_CHECK(link.nvlink_latency_seconds >= 0 && link.nvls_latency_seconds >= 0 &&
+                       link.scale_out_latency_seconds >= 0,
+                   "latencies must be >= 0");
 }
 
-LinkSpec GroupLink(const std::vector<int64_t>& group_ranks, int64_t gpus_per_nvlink_domain,
-                   const config::GpuSpec& gpu, const LinkEfficiency& eff) {
-  TRAINSCOPE_CHECK(!group_ranks.empty(), "GroupLink needs at least one rank");
-  TRAINSCOPE_CHECK(gpus_per_nvlink_domain >= 1, "gpus_per_nvlink_domain must be >= 1");
-  TRAINSCOPE_CHECK(
-      IsFraction(eff.nvlink_bus_efficiency) && IsFraction(eff.scale_out_bus_efficiency),
-      "bus efficiencies must lie in (0, 1]");
-  // Group ranks per NVLink domain, in domain order.
-  std::map<int64_t, int64_t> ranks_per_domain;
-  for (const int64_t rank : group_ranks) {
+}  // namespace
+
+GroupPlacement PlaceGroup(const std::vector<int64_t>& global_ranks,
+                          const config::ClusterSpec& cluster) {
+  TRAINSCOPE_CHECK(!global_ranks.empty(), "PlaceGroup needs at least one rank");
+  TRAINSCOPE_CHECK(cluster.gpus_per_node >= 1 && cluster.nvlink_domain_gpus >= 1,
+                   "gpus_per_node and nvlink_domain_gpus must be >= 1");
+  std::map<int64_t, int64_t> ranks_per_domain;  // ordered: no hash iteration anywhere
+  std::set<int64_t> nodes;
+  for (const int64_t rank : global_ranks) {
     TRAINSCOPE_CHECK(rank >= 0, "ranks must be >= 0");
-    ++ranks_per_domain[rank / gpus_per_nvlink_domain];
+    ++ranks_per_domain[rank / cluster.nvlink_domain_gpus];
+    nodes.insert(rank / cluster.gpus_per_node);
   }
-  const LinkSpec nvlink{
-      .bandwidth_bytes_per_second = gpu.nvlink_bytes_per_second * eff.nvlink_bus_efficiency,
-      .latency_seconds = eff.nvlink_latency_seconds};
-  if (ranks_per_domain.size() == 1) return nvlink;
-  if (gpu.scale_out_bytes_per_second <= 0) {
-    throw InputError("gpu " + gpu.name +
-                     ": scale_out_bytes_per_second: a group spans NVLink domains but the preset "
-                     "has no scale-out figure (got 0, expected > 0; set it in the hardware "
-                     "profile)");
+  const int64_t num_ranks = static_cast<int64_t>(global_ranks.size());
+  GroupPlacement placement{.num_ranks = num_ranks,
+                           .num_domains = static_cast<int64_t>(ranks_per_domain.size()),
+                           .min_ranks_per_domain = num_ranks,
+                           .max_ranks_per_domain = 0,
+                           .num_nodes = static_cast<int64_t>(nodes.size())};
+  for (const auto& [domain, count] : ranks_per_domain) {
+    placement.min_ranks_per_domain = std::min(placement.min_ranks_per_domain, count);
+    placement.max_ranks_per_domain = std::max(placement.max_ranks_per_domain, count);
   }
-  // The domain with the fewest group ranks g moves the most data per NIC: it must receive
-  // (n−g)/n of the message over g NICs, i.e. busbw = NIC · g·(n−1)/(n−g) (hardware.md §2.2).
-  // The intra-domain part of the hierarchical algorithm caps it at the NVLink busbw.
-  const double n = static_cast<double>(group_ranks.size());
-  const double g =
-      static_cast<double>(std::ranges::min_element(ranks_per_domain, {}, [](const auto& entry) {
-                            return entry.second;
-                          })->second);
-  const double nic_bytes_per_second = gpu.scale_out_bytes_per_second * eff.scale_out_bus_efficiency;
-  return LinkSpec{
-      .bandwidth_bytes_per_second =
-          std::min(nic_bytes_per_second * g * (n - 1) / (n - g), nvlink.bandwidth_bytes_per_second),
-      .latency_seconds = eff.scale_out_latency_seconds};
+  return placement;
+}
+
+LinkClass LinkOf(const GroupPlacement& placement) {
+  return placement.num_domains <= 1 ? LinkClass::kNvlink : LinkClass::kScaleOut;
+}
+
+double CollectiveSeconds(graph::Collective collective, int64_t message_bytes,
+                         const GroupPlacement& placement, const config::ClusterSpec& cluster) {
+  TRAINSCOPE_CHECK(collective != Collective::kNone, "CollectiveSeconds on a compute op");
+  TRAINSCOPE_CHECK(message_bytes >= 0, "message size must be >= 0");
+  TRAINSCOPE_CHECK(placement.num_ranks >= 1 && placement.num_domains >= 1 &&
+                       placement.min_ranks_per_domain >= 1 &&
+                       placement.min_ranks_per_domain <= placement.max_ranks_per_domain,
+                   "placement must come from PlaceGroup");
+  CheckCluster(cluster);
+  const bool point_to_point = collective == Collective::kSend || collective == Collective::kRecv;
+  if (message_bytes == 0 || (placement.num_ranks == 1 && !point_to_point)) return 0;
+  const double s = static_cast<double>(message_bytes);
+  if (LinkOf(placement) == LinkClass::kNvlink) {
+    return IntraDomainSeconds(collective, s, static_cast<double>(placement.num_ranks), cluster);
+  }
+  return InterDomainSeconds(collective, s, placement, cluster);
+}
+
+double SharedLinkSeconds(double solo_seconds, double shared_seconds, int64_t num_sharers) {
+  TRAINSCOPE_CHECK(solo_seconds >= 0 && shared_seconds >= 0, "durations must be >= 0");
+  TRAINSCOPE_CHECK(num_sharers >= 1, "num_sharers must be >= 1");
+  const double sharers = static_cast<double>(num_sharers);
+  // At rate 1/m the window completes shared_seconds / m of the solo work.
+  if (shared_seconds / sharers >= solo_seconds) return solo_seconds * sharers;
+  return shared_seconds + (solo_seconds - shared_seconds / sharers);
 }
 
 }  // namespace trainscope::cost

@@ -1,7 +1,9 @@
 #include "trainscope/cost/compute_cost.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
+#include <utility>
 
 #include "trainscope/error.h"
 #include "trainscope/units.h"
@@ -9,12 +11,32 @@
 namespace trainscope::cost {
 namespace {
 
-// extent / (extent rounded up to `tile`): the useful fraction of the tiles covering one axis.
-double AxisTileEfficiency(int64_t extent, int64_t tile) {
-  return static_cast<double>(extent) / static_cast<double>(RoundUp(extent, tile));
+constexpr std::array<std::pair<std::string_view, GdnBackend>, 2> kGdnBackendNames = {{
+    {"fla", GdnBackend::kFla},
+    {"flashqla", GdnBackend::kFlashQla},
+}};
+
+// Useful fraction of the tiles covering one axis of `extent` elements. When the axis is the sum
+// over `groups` groups (a grouped GEMM's token axis), each group that receives tokens is padded
+// to the tile on its own; the tokens are spread evenly over min(groups, extent) groups.
+double AxisTileEfficiency(int64_t extent, int64_t tile, int64_t groups) {
+  const int64_t busy_groups = std::min(groups, extent);
+  const int64_t padded = busy_groups * RoundUp(CeilDiv(extent, busy_groups), tile);
+  return static_cast<double>(extent) / static_cast<double>(padded);
 }
 
 bool IsFraction(double value) { return value > 0 && value <= 1; }
+
+bool AllFractions(const ComputeEfficiency& eff) {
+  return IsFraction(eff.bf16_gemm_efficiency) && IsFraction(eff.fp8_gemm_efficiency) &&
+         IsFraction(eff.fused_kernel_efficiency) && IsFraction(eff.memory_efficiency) &&
+         IsFraction(eff.attention_forward_efficiency) &&
+         IsFraction(eff.attention_backward_efficiency) &&
+         IsFraction(eff.gdn_fla_forward_efficiency) &&
+         IsFraction(eff.gdn_fla_backward_efficiency) &&
+         IsFraction(eff.gdn_flashqla_forward_efficiency) &&
+         IsFraction(eff.gdn_flashqla_backward_efficiency);
+}
 
 // Throws InputError when the GPU preset has no figure for a rate the op needs.
 void RequirePositiveRate(double rate, const config::GpuSpec& gpu, const char* key) {
@@ -27,42 +49,92 @@ void RequirePositiveRate(double rate, const config::GpuSpec& gpu, const char* ke
 
 // Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.
 double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
-                              const ComputeEfficiency& eff, MathPrecision precision) {
-  if (op.gemm.m == 0) {
+                              const ComputeEfficiency& eff, MathPrecision precision,
+                              GdnBackend gdn_backend) {
+  const double efficiency = KernelEfficiency(op, eff, precision, gdn_backend);
+  if (ClassifyKernel(op) != KernelClass::kGemm) {
     RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
-    return gpu.bf16_flops_per_second * eff.fused_kernel_efficiency;
+    return gpu.bf16_flops_per_second * efficiency;
   }
   const double tile_efficiency = GemmTileEfficiency(op.gemm, eff);
   if (precision == MathPrecision::kFp8) {
     RequirePositiveRate(gpu.fp8_flops_per_second, gpu, "fp8_flops_per_second");
-    return gpu.fp8_flops_per_second * eff.fp8_gemm_efficiency * tile_efficiency;
+    return gpu.fp8_flops_per_second * efficiency * tile_efficiency;
   }
   RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
-  return gpu.bf16_flops_per_second * eff.bf16_gemm_efficiency * tile_efficiency;
+  return gpu.bf16_flops_per_second * efficiency * tile_efficiency;
 }
 
 }  // namespace
 
+std::optional<GdnBackend> GdnBackendFromName(std::string_view name) {
+  for (const auto& [known, backend] : kGdnBackendNames) {
+    if (known == name) return backend;
+  }
+  return std::nullopt;
+}
+
+std::string_view GdnBackendName(GdnBackend backend) {
+  for (const auto& [name, known] : kGdnBackendNames) {
+    if (known == backend) return name;
+  }
+  TRAINSCOPE_CHECK(false, "GdnBackend without a name");
+  return {};
+}
+
+KernelClass ClassifyKernel(const graph::Op& op) {
+  TRAINSCOPE_CHECK(!op.IsComm(), "ClassifyKernel called on communication op " + op.name);
+  if (op.gemm.m > 0) return KernelClass::kGemm;
+  // Names emitted by graph/attention_ops.cc (CoreAttention, GdnCore).
+  if (op.name == "attention.core") return KernelClass::kAttentionForward;
+  if (op.name == "attention.core.backward") return KernelClass::kAttentionBackward;
+  if (op.name == "gdn.kernel") return KernelClass::kGdnForward;
+  if (op.name == "gdn.kernel.backward") return KernelClass::kGdnBackward;
+  return KernelClass::kFused;
+}
+
+double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff, MathPrecision precision,
+                        GdnBackend gdn_backend) {
+  const bool flashqla = gdn_backend == GdnBackend::kFlashQla;
+  switch (ClassifyKernel(op)) {
+    case KernelClass::kGemm:
+      return precision == MathPrecision::kFp8 ? eff.fp8_gemm_efficiency : eff.bf16_gemm_efficiency;
+    case KernelClass::kAttentionForward:
+      return eff.attention_forward_efficiency;
+    case KernelClass::kAttentionBackward:
+      return eff.attention_backward_efficiency;
+    case KernelClass::kGdnForward:
+      return flashqla ? eff.gdn_flashqla_forward_efficiency : eff.gdn_fla_forward_efficiency;
+    case KernelClass::kGdnBackward:
+      return flashqla ? eff.gdn_flashqla_backward_efficiency : eff.gdn_fla_backward_efficiency;
+    case KernelClass::kFused:
+      return eff.fused_kernel_efficiency;
+  }
+  TRAINSCOPE_CHECK(false, "unhandled KernelClass");
+  return 0;
+}
+
 double GemmTileEfficiency(const graph::GemmShape& shape, const ComputeEfficiency& eff) {
   TRAINSCOPE_CHECK(shape.m >= 1 && shape.n >= 1 && shape.k >= 1, "GEMM extents must be >= 1");
+  TRAINSCOPE_CHECK(shape.groups >= 1, "GEMM groups must be >= 1");
   TRAINSCOPE_CHECK(eff.gemm_tile_m >= 1 && eff.gemm_tile_n >= 1 && eff.gemm_tile_k >= 1,
                    "GEMM tile sizes must be >= 1");
-  return AxisTileEfficiency(shape.m, eff.gemm_tile_m) *
-         AxisTileEfficiency(shape.n, eff.gemm_tile_n) *
-         AxisTileEfficiency(shape.k, eff.gemm_tile_k);
+  const bool grouped_m = shape.grouped_axis == graph::GroupedAxis::kM;
+  return AxisTileEfficiency(shape.m, eff.gemm_tile_m, grouped_m ? shape.groups : 1) *
+         AxisTileEfficiency(shape.n, eff.gemm_tile_n, 1) *
+         AxisTileEfficiency(shape.k, eff.gemm_tile_k, grouped_m ? 1 : shape.groups);
 }
 
 double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu, const ComputeEfficiency& eff,
-                      MathPrecision precision) {
+                      MathPrecision precision, GdnBackend gdn_backend) {
   TRAINSCOPE_CHECK(!op.IsComm(), "ComputeSeconds called on communication op " + op.name);
   TRAINSCOPE_CHECK(op.flops >= 0 && op.bytes >= 0, "negative FLOPs or bytes in op " + op.name);
-  TRAINSCOPE_CHECK(IsFraction(eff.bf16_gemm_efficiency) && IsFraction(eff.fp8_gemm_efficiency) &&
-                       IsFraction(eff.fused_kernel_efficiency) && IsFraction(eff.memory_efficiency),
-                   "compute efficiencies must lie in (0, 1]");
+  TRAINSCOPE_CHECK(AllFractions(eff), "compute efficiencies must lie in (0, 1]");
   // Roofline: the kernel is bound by whichever of its FLOPs and its HBM traffic takes longer.
   double flop_seconds = 0;
   if (op.flops > 0) {
-    flop_seconds = static_cast<double>(op.flops) / AchievedFlopsPerSecond(op, gpu, eff, precision);
+    flop_seconds = static_cast<double>(op.flops) /
+                   AchievedFlopsPerSecond(op, gpu, eff, precision, gdn_backend);
   }
   double memory_seconds = 0;
   if (op.bytes > 0) {

@@ -1,10 +1,14 @@
 // Compute cost of one kernel: a roofline over the GPU's tensor-core peak and HBM bandwidth, with
-// a shape-dependent GEMM efficiency (tile quantisation). Pure functions over plain values; the
-// formulas, default constants and omissions are listed in docs/cost-model.md.
+// an efficiency per kernel class (GEMM, attention forward / backward, GDN per backend, fused) and
+// a shape-dependent GEMM efficiency (tile quantisation, per expert for grouped GEMMs). Pure
+// functions over plain values; the formulas, default constants and omissions are listed in
+// docs/cost-model.md.
 #ifndef TRAINSCOPE_COST_COMPUTE_COST_H_
 #define TRAINSCOPE_COST_COMPUTE_COST_H_
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "trainscope/config/hardware.h"
 #include "trainscope/graph/op.h"
@@ -15,9 +19,29 @@ namespace trainscope::cost {
 // always run at the BF16 peak (Transformer Engine keeps core attention in BF16).
 enum class MathPrecision { kBf16, kFp8 };
 
-// Achieved fractions of the hardware peaks. Every default is a starting value from common
-// experience of Hopper kernels, not a fit: they are to be fitted against
-// reference/calibration_runs.csv (hardware.md §4.4) and overridden by a calibration file.
+// Kernel library of the Gated DeltaNet chunked delta rule (slime's --qwen-gdn-backend fla|flashqla;
+// slime's default is fla): FLA's Triton kernels or Qwen's TileLang FlashQLA kernels.
+enum class GdnBackend { kFla, kFlashQla };
+
+// "fla" / "flashqla" <-> GdnBackend, the one table of names. nullopt for any other name.
+[[nodiscard]] std::optional<GdnBackend> GdnBackendFromName(std::string_view name);
+[[nodiscard]] std::string_view GdnBackendName(GdnBackend backend);
+
+// The efficiency class of a compute op: which field of ComputeEfficiency scales its FLOP rate.
+enum class KernelClass {
+  kGemm,               // op.gemm.m > 0: the GEMM efficiency of the precision times tile efficiency
+  kAttentionForward,   // "attention.core": flash / fused attention forward
+  kAttentionBackward,  // "attention.core.backward"
+  kGdnForward,         // "gdn.kernel": chunked gated delta rule forward
+  kGdnBackward,        // "gdn.kernel.backward"
+  kFused,              // any other compute op: fused_kernel_efficiency
+};
+
+// Achieved fractions of the hardware peaks. The GEMM, fused-kernel and memory defaults are
+// starting values from common experience of Hopper kernels, not fits; the attention and GDN
+// defaults come from published H100 / H200 kernel benchmarks (cited at each field). All are to be
+// fitted against reference/calibration_runs.csv (hardware.md §4.4) and can be overridden by a
+// calibration file (io/calibration_file.h).
 struct ComputeEfficiency {
   // Fraction of the BF16 / FP8 tensor-core peak a large, tile-aligned GEMM reaches.
   double bf16_gemm_efficiency = 0.75;
@@ -27,30 +51,63 @@ struct ComputeEfficiency {
   int64_t gemm_tile_m = 128;
   int64_t gemm_tile_n = 128;
   int64_t gemm_tile_k = 64;
-  // Fraction of the BF16 peak reached by compute ops without a GEMM shape (flash attention,
-  // fused elementwise kernels, which are normally memory-bound anyway).
+  // Fraction of the BF16 peak reached by compute ops of KernelClass::kFused (normalisations,
+  // activations, permutations, which are normally memory-bound anyway).
   double fused_kernel_efficiency = 0.55;
   // Fraction of the HBM bandwidth reached by memory-bound kernels.
   double memory_efficiency = 0.80;
+  // Flash attention, head dim 128, H100 SXM BF16 (989 TFLOP/s), 8k-16k tokens: FlashAttention-3
+  // forward 614-621 TFLOP/s (pytorch/benchmark commit ff65cb6, "Fix dimension order for
+  // FlashAttention-3", B·S = 16k) = 0.62; backward cuDNN 516-518 and FlashAttention-3 559-561
+  // TFLOP/s (FlashAttention-3 paper, arXiv:2407.08608, backward figure for head dim 128) =
+  // 0.52-0.57. Transformer Engine uses cuDNN on Hopper; rounded down for causal masking and
+  // shorter sequences.
+  double attention_forward_efficiency = 0.60;
+  double attention_backward_efficiency = 0.50;
+  // Chunked gated delta rule, fraction of the BF16 peak against the dense chunked FLOP count of
+  // graph "gdn.kernel" (qwen-architectures.md §8.2). QwenLM/FlashQLA
+  // benchmark/benchmark_results_H200.txt (fla 0.5.1, tilelang 0.1.9, CUDA graphs), Qwen3.5-35B
+  // shape (16 key / 32 value heads, d = 128): FLA forward 0.472 ms at 8k and 1.890 ms at 32k
+  // tokens = 102 TFLOP/s = 0.10; FLA backward 1.444 / 5.697 ms = 66-67 TFLOP/s = 0.07; FlashQLA
+  // forward 0.280 / 0.877 ms = 0.17-0.22; FlashQLA backward 0.789 / 2.515 ms = 0.12-0.15. The
+  // FlashQLA README claims 2-3x forward and 2x backward over FLA on Hopper; these rows give
+  // 1.7-2.2x and 1.8-2.3x. FlashQLA defaults are therefore 2x the FLA ones.
+  double gdn_fla_forward_efficiency = 0.10;
+  double gdn_fla_backward_efficiency = 0.07;
+  double gdn_flashqla_forward_efficiency = 0.20;
+  double gdn_flashqla_backward_efficiency = 0.14;
   friend bool operator==(const ComputeEfficiency&, const ComputeEfficiency&) = default;
 };
 
+// The class of a compute op, from its GEMM shape and its name (exact graph op names, listed at
+// KernelClass). Precondition (checked): !op.IsComm().
+[[nodiscard]] KernelClass ClassifyKernel(const graph::Op& op);
+
+// The one place that picks an op's efficiency: the fraction of the BF16 peak (or of the FP8 peak
+// for GEMMs under kFp8) the op reaches, before tile quantisation. kGemm -> the GEMM efficiency of
+// `precision`; attention -> attention_forward/backward_efficiency; GDN -> the field of
+// `gdn_backend` and direction; anything else -> fused_kernel_efficiency.
+[[nodiscard]] double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff,
+                                      MathPrecision precision, GdnBackend gdn_backend);
+
 // The tile-quantisation efficiency of a GEMM shape, in (0, 1]: the product over m, n and k of
-// extent / (extent rounded up to the tile). 1 for tile-aligned shapes. For a grouped GEMM
-// (groups > 1) the shape's summed dimension is used as given (see docs/cost-model.md).
-// Precondition (checked): m, n, k >= 1 and every tile size >= 1.
+// extent / padded extent, where the padded extent rounds up to the tile. For a grouped GEMM
+// (groups > 1) the summed axis (shape.grouped_axis) is split evenly over the groups that
+// receive tokens, g = min(groups, extent), and each group is padded on its own:
+// padded = g · RoundUp(CeilDiv(extent, g), tile). 1 for tile-aligned shapes.
+// Precondition (checked): m, n, k, groups >= 1 and every tile size >= 1.
 [[nodiscard]] double GemmTileEfficiency(const graph::GemmShape& shape,
                                         const ComputeEfficiency& eff);
 
 // Seconds one compute op takes on `gpu`: max(flops / achieved peak, bytes / achieved HBM
-// bandwidth). The achieved peak is the GEMM peak of `precision` times its GEMM efficiency times
-// GemmTileEfficiency for ops with a GEMM shape (op.gemm.m > 0), and the BF16 peak times
-// fused_kernel_efficiency otherwise. An op with no FLOPs and no bytes takes 0 seconds.
-// Throws InputError when the op needs a rate the GPU preset does not have (FP8 on A100).
-// Preconditions (checked): !op.IsComm(), flops and bytes >= 0, efficiencies in (0, 1].
+// bandwidth). The achieved peak is the BF16 peak (the FP8 peak for GEMMs under kFp8) times
+// KernelEfficiency, times GemmTileEfficiency for GEMMs. An op with no FLOPs and no bytes takes 0
+// seconds. Throws InputError when the op needs a rate the GPU preset does not have (FP8 on
+// A100). Preconditions (checked): !op.IsComm(), flops and bytes >= 0, efficiencies in (0, 1].
 [[nodiscard]] double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu,
                                     const ComputeEfficiency& eff,
-                                    MathPrecision precision = MathPrecision::kBf16);
+                                    MathPrecision precision = MathPrecision::kBf16,
+                                    GdnBackend gdn_backend = GdnBackend::kFla);
 
 }  // namespace trainscope::cost
 

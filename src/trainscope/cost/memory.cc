@@ -31,24 +31,109 @@ struct ModelStates {
   int64_t weights_bytes = 0;
   int64_t grads_bytes = 0;
   int64_t optimizer_bytes = 0;
-  int64_t unit_buffer_bytes = 0;  // Megatron-FSDP gathered units
+  int64_t unit_buffer_bytes = 0;     // Megatron-FSDP gathered units
+  int64_t optimizer_step_bytes = 0;  // fp32 grad copy alive only during the optimizer step
 };
 
 int64_t Mul(int64_t a, int64_t b) { return CheckedMul(a, b, kWhat); }
 
-// Adam's fp32 exp_avg and exp_avg_sq, plus the fp32 master copy of 16-bit params; and, when the
-// main grads are 16-bit, the fp32 copy the optimizer makes for its .grad
-// (_copy_model_grads_to_main_grads, optimizer.py and distrib_optimizer.py).
+int64_t OptimizerDtypeBytes(config::OptimizerDtype dtype) {
+  switch (dtype) {
+    case config::OptimizerDtype::kFp32:
+      return kFp32Bytes;
+    case config::OptimizerDtype::kFp16:
+    case config::OptimizerDtype::kBf16:
+      return kBf16Bytes;
+    case config::OptimizerDtype::kFp8:
+      break;
+  }
+  return 1;
+}
+
+// True when TE's FusedAdam holds the master weights and reads the grads in place
+// (use_precision_aware_optimizer_no_fp8_or_ds_fp8, optimizer_config.py:407-414): the precision-
+// aware optimizer unless Megatron keeps fp32 master weights for a non-delayed FP8 recipe.
+bool TeManagesMasterWeights(const config::PrecisionConfig& precision) {
+  return precision.precision_aware_optimizer &&
+         (precision.main_params != config::OptimizerDtype::kFp32 ||
+          precision.fp8 == config::Fp8Format::kNone ||
+          precision.fp8_recipe == config::Fp8Recipe::kDelayed);
+}
+
+// Optimizer state per parameter of the local shard: Adam's exp_avg and exp_avg_sq (fp32, or the
+// precision-aware dtypes) plus the master copy of 16-bit params: fp32, or under TE's FusedAdam
+// main_params_dtype, where fp32 masters of bf16 params keep only the 16-bit remainder
+// (store_param_remainders, default on, optimizer_config.py:192).
 int64_t OptimizerBytesPerParam(const TrainingConfig& training) {
-  if (training.precision.params == config::ParamDtype::kFp32) return 2 * kFp32Bytes;
-  return 3 * kFp32Bytes + (GradBytes(training) < kFp32Bytes ? kFp32Bytes : 0);
+  const config::PrecisionConfig& precision = training.precision;
+  const int64_t moments =
+      precision.precision_aware_optimizer
+          ? OptimizerDtypeBytes(precision.exp_avg) + OptimizerDtypeBytes(precision.exp_avg_sq)
+          : 2 * kFp32Bytes;
+  if (precision.params == config::ParamDtype::kFp32) return moments;
+  if (!TeManagesMasterWeights(precision)) return moments + kFp32Bytes;
+  if (precision.main_params == config::OptimizerDtype::kFp32 &&
+      precision.params == config::ParamDtype::kBf16) {
+    return moments + kBf16Bytes;
+  }
+  return moments + OptimizerDtypeBytes(precision.main_params);
+}
+
+// With 16-bit main grads the optimizer step casts the shard's grads to an fp32 .grad
+// (_copy_model_grads_to_main_grads, optimizer.py and distrib_optimizer.py), freed by the next
+// zero_grad; TE's FusedAdam reads the 16-bit grads in place (decoupled_grad) instead.
+int64_t StepCopyBytesPerParam(const TrainingConfig& training) {
+  if (GradBytes(training) >= kFp32Bytes || TeManagesMasterWeights(training.precision)) return 0;
+  return kFp32Bytes;
+}
+
+// Elements of a TE linear weight (the GEMM weights TE quantizes to FP8): qkv and proj, the GDN
+// in/out projections, dense, shared and routed fc1/fc2, MTP eh_proj; not the embedding, output
+// layer, norms, router, conv1d or the vision tower.
+bool IsTeLinear(const graph::WeightTensor& tensor) {
+  if (tensor.component == graph::Component::kVision || tensor.cols <= 1) return false;
+  for (const char* name : {"linear_qkv.", "linear_proj.", "in_proj.", "out_proj.", "linear_fc1.",
+                           "linear_fc2.", "eh_proj."}) {
+    if (tensor.name.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
+int64_t TeLinearNumel(const graph::LayerOpContext& context, const config::PipelineLayout& layout,
+                      int64_t pipeline_rank) {
+  int64_t numel = 0;
+  for (int64_t j = 0; j < layout.virtual_stages; ++j) {
+    for (const graph::internal::TensorGroup& group : graph::internal::ChunkTensors(
+             context.model, layout.Chunk(pipeline_rank, j), context.training.parallel.pipeline)) {
+      for (const graph::WeightTensor& tensor : group.tensors) {
+        if (!IsTeLinear(tensor)) continue;
+        numel = CheckedAdd(
+            numel, graph::ShardNumel(tensor, context.training.parallel, context.PaddedVocab()),
+            kWhat);
+      }
+    }
+  }
+  return numel;
+}
+
+// FP8 change to the weights of `linear` TE linear elements (TE linear.py quantize_weight; the
+// columnwise copy is the transpose Hopper's FP8 GEMMs need for dgrad). With --fp8-param-gather
+// the weight itself is FP8 (1 byte instead of 2) plus its cached transpose (1 byte): no change
+// for per-tensor recipes. Otherwise TE caches an FP8 workspace across micro-batches, rowwise
+// and columnwise: +2 bytes. MXFP8 adds an E8M0 scale per 32 elements to each copy.
+int64_t Fp8WeightDeltaBytes(const config::PrecisionConfig& precision, int64_t linear) {
+  if (precision.fp8 == config::Fp8Format::kNone) return 0;
+  const int64_t scales =
+      precision.fp8_recipe == config::Fp8Recipe::kMxfp8 ? CeilDiv(linear, 32) : 0;
+  if (precision.fp8_param_gather) return 2 * scales;
+  return Mul(2, CheckedAdd(linear, scales, kWhat));
 }
 
 // DDP (§5.1): param and grad buffers hold every local parameter; the distributed optimizer pads
 // them (64-element params, lcm(group, 128) buckets) and each rank keeps bucket/group of the
 // optimizer state per bucket.
 ModelStates DdpStates(const graph::StageParams& stage, const RankParams& params,
-                      const TrainingConfig& training) {
+                      const TrainingConfig& training, int64_t linear) {
   const bool distributed = training.data_parallel.distributed_optimizer;
   int64_t padded = 0;
   int64_t shard = 0;
@@ -59,10 +144,13 @@ ModelStates DdpStates(const graph::StageParams& stage, const RankParams& params,
     }
   }
   const int64_t numel = distributed ? padded : stage.total;
+  const int64_t optimizer_numel = distributed ? shard : stage.total;
+  const int64_t weights = Mul(numel, ElementBytes(training.precision.params));
   return {
-      .weights_bytes = Mul(numel, ElementBytes(training.precision.params)),
+      .weights_bytes = CheckedAdd(weights, Fp8WeightDeltaBytes(training.precision, linear), kWhat),
       .grads_bytes = Mul(numel, GradBytes(training)),
-      .optimizer_bytes = Mul(distributed ? shard : stage.total, OptimizerBytesPerParam(training))};
+      .optimizer_bytes = Mul(optimizer_numel, OptimizerBytesPerParam(training)),
+      .optimizer_step_bytes = Mul(optimizer_numel, StepCopyBytesPerParam(training))};
 }
 
 // Megatron-FSDP (§5.4): each chunk's dense buffer is sharded over dp×cp and its expert buffer
@@ -90,11 +178,11 @@ ModelStates FsdpStates(const graph::StageParams& stage, const RankParams& params
              CeilDiv(expert, mapping.GroupSize(GroupKind::kExpertDp));
   }
   const int64_t param_bytes = ElementBytes(training.precision.params);
-  ModelStates states{
-      .weights_bytes = Mul(shard_params ? shard : stage.total, param_bytes),
-      .grads_bytes = Mul(shard_grads ? shard : stage.total, GradBytes(training)),
-      .optimizer_bytes = Mul(strategy == FsdpStrategy::kNoShard ? stage.total : shard,
-                             OptimizerBytesPerParam(training))};
+  const int64_t optimizer_numel = strategy == FsdpStrategy::kNoShard ? stage.total : shard;
+  ModelStates states{.weights_bytes = Mul(shard_params ? shard : stage.total, param_bytes),
+                     .grads_bytes = Mul(shard_grads ? shard : stage.total, GradBytes(training)),
+                     .optimizer_bytes = Mul(optimizer_numel, OptimizerBytesPerParam(training)),
+                     .optimizer_step_bytes = Mul(optimizer_numel, StepCopyBytesPerParam(training))};
   // The root unit stays gathered for the step and one layer unit is gathered at a time; with
   // sharded grads one unit's full gradient exists before its reduce-scatter.
   if (shard_params) states.unit_buffer_bytes = Mul(root + largest_unit, param_bytes);
@@ -121,11 +209,12 @@ int64_t InFlightPasses(const TrainingConfig& training, int64_t v, int64_t r, int
 // Sums the activations of the first `passes` forward passes in schedule order; pass i runs
 // chunk (i mod G·v) / G (schedules.py get_model_chunk_id).
 void AddActivations(const graph::LayerOpContext& context, const config::PipelineLayout& layout,
-                    int64_t m, RankMemory& rank) {
+                    int64_t m, double moe_load_factor, RankMemory& rank) {
   const int64_t v = layout.virtual_stages;
   std::vector<internal::ChunkActivations> chunks;
   for (int64_t j = 0; j < v; ++j) {
-    chunks.push_back(internal::ChunkActivationBytes(context, layout.Chunk(rank.pipeline_rank, j)));
+    chunks.push_back(internal::ChunkActivationBytes(context, layout.Chunk(rank.pipeline_rank, j),
+                                                    moe_load_factor));
     rank.activation_working_set_bytes =
         std::max(rank.activation_working_set_bytes, chunks.back().working_set_bytes);
     for (const ActivationBreakdown& part : chunks.back().parts) {
@@ -192,23 +281,32 @@ RankMemory StageMemory(const graph::LayerOpContext& context, const config::Pipel
       graph::internal::CollectRankParams(context, layout, mapping, stage.pipeline_rank);
   const ModelStates states = context.training.data_parallel.megatron_fsdp
                                  ? FsdpStates(stage, params, context.training, mapping)
-                                 : DdpStates(stage, params, context.training);
+                                 : DdpStates(stage, params, context.training,
+                                             TeLinearNumel(context, layout, stage.pipeline_rank));
   rank.weights_bytes = states.weights_bytes;
   rank.grads_bytes = states.grads_bytes;
   rank.optimizer_bytes = states.optimizer_bytes;
-  AddActivations(context, layout, m, rank);
+  rank.optimizer_step_bytes = states.optimizer_step_bytes;
+  AddActivations(context, layout, m, overheads.moe_load_factor, rank);
   rank.num_communicators = CountCommunicators(context, mapping, stage.pipeline_rank);
-  int64_t allocated = 0;
-  for (const int64_t bytes : {rank.weights_bytes, rank.grads_bytes, rank.optimizer_bytes,
-                              rank.activations_bytes, states.unit_buffer_bytes}) {
-    allocated = CheckedAdd(allocated, bytes, kWhat);
+  // Two phases: forward/backward holds the activations (and FSDP unit buffers), the optimizer
+  // step its fp32 grad copy; the allocator's peak is the larger one.
+  int64_t states_bytes = 0;
+  for (const int64_t bytes : {rank.weights_bytes, rank.grads_bytes, rank.optimizer_bytes}) {
+    states_bytes = CheckedAdd(states_bytes, bytes, kWhat);
   }
+  const int64_t training_phase = CheckedAdd(
+      states_bytes, CheckedAdd(rank.activations_bytes, states.unit_buffer_bytes, kWhat), kWhat);
+  const int64_t step_phase = CheckedAdd(states_bytes, states.optimizer_step_bytes, kWhat);
+  rank.allocated_bytes = std::max(training_phase, step_phase);
   const auto reserve = static_cast<int64_t>(
-      std::llround(static_cast<double>(allocated) * overheads.fragmentation_fraction));
-  rank.buffers_bytes = overheads.cuda_context_bytes +
-                       Mul(overheads.nccl_bytes_per_communicator, rank.num_communicators) +
-                       reserve + states.unit_buffer_bytes;
-  rank.peak_bytes = CheckedAdd(allocated - states.unit_buffer_bytes, rank.buffers_bytes, kWhat);
+      std::llround(static_cast<double>(rank.allocated_bytes) * overheads.fragmentation_fraction));
+  rank.reserved_bytes = CheckedAdd(rank.allocated_bytes, reserve, kWhat);
+  const int64_t outside_allocator =
+      CheckedAdd(overheads.cuda_context_bytes,
+                 Mul(overheads.nccl_bytes_per_communicator, rank.num_communicators), kWhat);
+  rank.peak_bytes = CheckedAdd(rank.reserved_bytes, outside_allocator, kWhat);
+  rank.buffers_bytes = rank.peak_bytes - states_bytes - rank.activations_bytes;
   return rank;
 }
 

@@ -1,8 +1,9 @@
-// Per-rank memory estimate of one Megatron-Core training step: bf16 weights, main gradients,
-// optimizer states (with distributed-optimizer and Megatron-FSDP sharding and Megatron's bucket
-// padding), activations per layer kind times the micro-batches in flight, and fixed buffers
-// (CUDA context, NCCL communicators, allocator reserve). Pure functions returning plain values;
-// every term, formula and omission is listed in docs/memory.md.
+// Per-rank memory estimate of one Megatron-Core training step: weights (with FP8 copies), main
+// gradients, optimizer states (with distributed-optimizer and Megatron-FSDP sharding, Megatron's
+// bucket padding and the precision-aware optimizer), activations per layer kind times the
+// micro-batches in flight, the optimizer step's transient, and fixed buffers (CUDA context, NCCL
+// communicators, allocator reserve). Pure functions returning plain values; every term, formula
+// and omission is listed in docs/memory.md.
 #ifndef TRAINSCOPE_COST_MEMORY_H_
 #define TRAINSCOPE_COST_MEMORY_H_
 
@@ -16,7 +17,8 @@
 
 namespace trainscope::cost {
 
-// Fixed per-GPU overheads outside the model's tensors; the CLI may override each default.
+// Fixed per-GPU overheads outside the model's tensors, and the MoE routing load; the CLI may
+// override each default.
 struct MemoryOverheads {
   // CUDA context, cuBLAS/cuBLASLt and Transformer Engine workspaces and loaded kernel modules:
   // about 0.5 GiB for the context with lazy module loading (CUDA >= 11.7) on Hopper plus a few
@@ -29,6 +31,10 @@ struct MemoryOverheads {
   // PyTorch caching-allocator reserve (reserved − allocated) as a fraction of the allocated
   // bytes; the measured ratio in the calibration runs ranges from 3% to 21%.
   double fragmentation_fraction = 0.10;
+  // Tokens routed to the busiest expert-parallel rank over the mean (>= 1; 1 = balanced routing,
+  // e.g. cost::BusiestRankLoadFactor). Scales the routed-expert activations and the dispatcher's
+  // expert-output buffer of every MoE layer.
+  double moe_load_factor = 1.0;
   friend bool operator==(const MemoryOverheads&, const MemoryOverheads&) = default;
 };
 
@@ -48,8 +54,19 @@ struct RankMemory {
   int64_t grads_bytes = 0;
   int64_t optimizer_bytes = 0;
   int64_t activations_bytes = 0;  // in-flight saved activations + the working set
-  int64_t buffers_bytes = 0;      // context + NCCL + fragmentation reserve + FSDP unit buffers
-  int64_t peak_bytes = 0;         // sum of the five categories above
+  // Everything else at the peak: context + NCCL + fragmentation reserve + the larger of the FSDP
+  // unit buffers and (optimizer step minus activations).
+  int64_t buffers_bytes = 0;
+  int64_t peak_bytes = 0;  // sum of the five categories above: device memory (nvidia-smi)
+  // What PyTorch's allocator sees: max over the forward/backward phase (weights + grads +
+  // optimizer + activations + FSDP unit buffers) and the optimizer step (weights + grads +
+  // optimizer + optimizer_step_bytes), i.e. torch.cuda.max_memory_allocated.
+  int64_t allocated_bytes = 0;
+  // allocated_bytes plus the caching allocator's reserve (torch.cuda.max_memory_reserved);
+  // peak_bytes adds the CUDA context and NCCL buffers, which live outside the allocator.
+  int64_t reserved_bytes = 0;
+  // Transient of the optimizer step: the fp32 copy of 16-bit main grads for the local shard.
+  int64_t optimizer_step_bytes = 0;
   // Passes whose activations are held at the peak: micro-batches for 1F1B, (micro-batch,
   // chunk) forward passes for the interleaved schedule.
   int64_t in_flight_micro_batches = 0;

@@ -29,11 +29,17 @@ enum class Collective {
   kBroadcast,
 };
 
+// The extent of a grouped GEMM that holds the tokens and is summed over the groups: m for the
+// forward and dgrad GEMMs, k for wgrad (graph/op_sink.h). Ignored when groups == 1.
+enum class GroupedAxis { kM, kK };
+
 struct GemmShape {
   int64_t m = 0;       // rows of the activation (tokens)
   int64_t n = 0;       // output features
   int64_t k = 0;       // input features (reduction)
   int64_t groups = 1;  // grouped GEMM: number of local experts sharing the shape
+  // Which of m and k is the sum of the per-group token counts (groups > 1).
+  GroupedAxis grouped_axis = GroupedAxis::kM;
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 

@@ -158,6 +158,12 @@ commands:
              whether it fits the GPU (--gpu H100|H200|H800|H20|A100|A800|L20|B200|GB200)
   workload   every compute and communication op of one rank's training step
              (--rank R, --format json|aicb|simai, or --summary [--json])
+  simulate   step time, tokens/s/GPU, model TFLOP/s/GPU, MFU and where the time goes, from a
+             discrete-event simulation of every pipeline stage on a cluster (--gpu, --cluster
+             FILE, --gpus-per-node, --nvlink-domain, --scale-out-gbps, --scale-out-latency-us,
+             --calibration FILE, --qwen-gdn-backend fla|flashqla, --moe-routing-skew S|FILE,
+             --seq-length-distribution FILE, --comm-memory-guard all|selected|off,
+             --comm-memory-guard-us US, --overlap-interference F, --trace PATH)
   presets    list the built-in models
   help       this text
 

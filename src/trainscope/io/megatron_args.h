@@ -22,8 +22,26 @@ struct ArchitectureFlag {
   int64_t value = 0;
 };
 
+// Options of the `simulate` command (docs/cli.md); unset = the documented default.
+struct SimulateFlags {
+  std::optional<std::string> gpu;               // --gpu as given (the cluster file may set it)
+  std::optional<std::string> cluster_path;      // --cluster FILE (YAML or JSON)
+  std::optional<int64_t> gpus_per_node;         // --gpus-per-node
+  std::optional<int64_t> nvlink_domain;         // --nvlink-domain
+  std::optional<double> scale_out_gbps;         // --scale-out-gbps (Gbit/s per GPU)
+  std::optional<double> scale_out_latency_us;   // --scale-out-latency-us
+  std::optional<std::string> calibration_path;  // --calibration FILE
+  std::optional<std::string> gdn_backend;       // --qwen-gdn-backend fla|flashqla
+  std::optional<std::string> routing_skew;      // --moe-routing-skew EXPONENT|FILE
+  std::optional<std::string> seq_length_distribution_path;  // --seq-length-distribution FILE
+  std::string comm_memory_guard = "off";                    // --comm-memory-guard
+  std::optional<double> comm_memory_guard_us;               // --comm-memory-guard-us
+  std::optional<double> interference;                       // --overlap-interference
+  std::optional<std::string> trace_path;                    // --trace PATH
+};
+
 struct CliRequest {
-  std::string command;  // params, validate, groups, workload, memory, presets, help
+  std::string command;  // params, validate, groups, workload, memory, simulate, presets, help
   std::optional<std::string> model_name;         // --model
   std::optional<std::string> model_config_path;  // --model-config
   config::TrainingConfig training;
@@ -40,6 +58,7 @@ struct CliRequest {
   std::optional<double> cuda_context_gib;           // --memory-cuda-context-gib
   std::optional<double> nccl_mib_per_communicator;  // --memory-nccl-mib-per-communicator
   std::optional<double> fragmentation_fraction;     // --memory-fragmentation
+  SimulateFlags simulate;                           // simulate: hardware and model options
   std::vector<std::string> ignored_flags;           // accepted Megatron flags without effect here
 };
 

@@ -91,6 +91,35 @@ FlagSpec Choice(std::vector<std::string_view> names, const config::EnumName<Enum
           }};
 }
 
+// Megatron's optimizer-state dtype names (arguments.py:3671-3684); each flag accepts a subset.
+constexpr config::EnumName<config::OptimizerDtype> kOptimizerDtypeNames[] = {
+    {config::OptimizerDtype::kFp32, "fp32"},
+    {config::OptimizerDtype::kFp16, "fp16"},
+    {config::OptimizerDtype::kBf16, "bf16"},
+    {config::OptimizerDtype::kFp8, "fp8"}};
+
+// Parses an optimizer dtype and rejects values outside `allowed` (the flag's argparse choices).
+config::OptimizerDtype ParseOptimizerDtype(const FlagUse& use,
+                                           const std::vector<config::OptimizerDtype>& allowed) {
+  const config::OptimizerDtype value = ParseEnum(use, use.values.front(), kOptimizerDtypeNames);
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return value;
+  std::string choices;
+  for (const config::OptimizerDtype dtype : allowed) {
+    if (!choices.empty()) choices.push_back('|');
+    choices.append(config::NameOf(kOptimizerDtypeNames, dtype));
+  }
+  throw UsageError(fmt::format("{}: unsupported value \"{}\" (expected {})", use.name,
+                               use.values.front(), choices));
+}
+
+// Applies an optimizer dtype from `allowed` to a PrecisionConfig field.
+FlagSpec OptimizerDtypeFlag(std::string_view name, std::vector<config::OptimizerDtype> allowed,
+                            std::function<config::OptimizerDtype&(CliRequest&)> field) {
+  return {{name}, Arity::kOne, true, [allowed, field](CliRequest& r, const FlagUse& use) {
+            field(r) = ParseOptimizerDtype(use, allowed);
+          }};
+}
+
 std::vector<FlagSpec> ParallelFlags() {
   using R = CliRequest;
   return {
@@ -226,6 +255,35 @@ std::vector<FlagSpec> TrainingFlags() {
       Switch(
           {"--grad-reduce-in-bf16"}, true,
           [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }, false),
+      Switch({"--fp8-param-gather"}, true,
+             [](R& r) -> bool& { return r.training.precision.fp8_param_gather; }),
+      Switch({"--use-precision-aware-optimizer"}, true,
+             [](R& r) -> bool& { return r.training.precision.precision_aware_optimizer; }),
+      // bf16 main grads also switch off fp32 accumulation (arguments.py:1204-1216).
+      {{"--main-grads-dtype"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         using config::OptimizerDtype;
+         r.training.precision.main_grads =
+             ParseOptimizerDtype(use, {OptimizerDtype::kFp32, OptimizerDtype::kBf16});
+         if (r.training.precision.main_grads == OptimizerDtype::kBf16) {
+           r.training.precision.grad_reduce_in_fp32 = false;
+         }
+       }},
+      OptimizerDtypeFlag(
+          "--main-params-dtype", {config::OptimizerDtype::kFp32, config::OptimizerDtype::kFp16},
+          [](R& r) -> config::OptimizerDtype& { return r.training.precision.main_params; }),
+      OptimizerDtypeFlag(
+          "--exp-avg-dtype",
+          {config::OptimizerDtype::kFp32, config::OptimizerDtype::kFp16,
+           config::OptimizerDtype::kBf16, config::OptimizerDtype::kFp8},
+          [](R& r) -> config::OptimizerDtype& { return r.training.precision.exp_avg; }),
+      OptimizerDtypeFlag(
+          "--exp-avg-sq-dtype",
+          {config::OptimizerDtype::kFp32, config::OptimizerDtype::kFp16,
+           config::OptimizerDtype::kBf16, config::OptimizerDtype::kFp8},
+          [](R& r) -> config::OptimizerDtype& { return r.training.precision.exp_avg_sq; }),
       Switch({"--use-distributed-optimizer"}, true,
              [](R& r) -> bool& { return r.training.data_parallel.distributed_optimizer; }),
       Switch({"--use-megatron-fsdp"}, true,
@@ -261,6 +319,13 @@ std::vector<FlagSpec> TrainingFlags() {
   };
 }
 
+// A tool flag taking one free-text value (a path or a name checked later).
+FlagSpec Text(std::vector<std::string_view> names,
+              std::function<std::optional<std::string>&(CliRequest&)> field) {
+  return {std::move(names), Arity::kOne, false,
+          [field](CliRequest& r, const FlagUse& use) { field(r) = use.values.front(); }};
+}
+
 std::vector<FlagSpec> ToolFlags() {
   using R = CliRequest;
   return {
@@ -293,7 +358,13 @@ std::vector<FlagSpec> ToolFlags() {
          r.format = format;
        }},
       Switch({"--summary"}, false, [](R& r) -> bool& { return r.summary; }),
-      {{"--gpu"}, Arity::kOne, false, [](R& r, const FlagUse& use) { r.gpu = use.values.front(); }},
+      {{"--gpu"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.gpu = use.values.front();
+         r.simulate.gpu = use.values.front();
+       }},
       {{"--memory-cuda-context-gib"},
        Arity::kOne,
        false,
@@ -313,6 +384,63 @@ std::vector<FlagSpec> ToolFlags() {
          }
          r.fragmentation_fraction = fraction;
        }},
+      Text({"--cluster"}, [](R& r) -> std::optional<std::string>& { return r.simulate.cluster_path; }),
+      {{"--gpus-per-node"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.simulate.gpus_per_node = ParseInteger(use, use.values.front(), 1);
+       }},
+      {{"--nvlink-domain"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.simulate.nvlink_domain = ParseInteger(use, use.values.front(), 1);
+       }},
+      {{"--scale-out-gbps"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.simulate.scale_out_gbps = ParsePositiveNumber(use); }},
+      {{"--scale-out-latency-us"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.simulate.scale_out_latency_us = ParsePositiveNumber(use); }},
+      Text({"--calibration"},
+           [](R& r) -> std::optional<std::string>& { return r.simulate.calibration_path; }),
+      Text({"--qwen-gdn-backend"},
+           [](R& r) -> std::optional<std::string>& { return r.simulate.gdn_backend; }),
+      Text({"--moe-routing-skew"},
+           [](R& r) -> std::optional<std::string>& { return r.simulate.routing_skew; }),
+      Text({"--seq-length-distribution"}, [](R& r) -> std::optional<std::string>& {
+        return r.simulate.seq_length_distribution_path;
+      }),
+      {{"--comm-memory-guard"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         const std::string& mode = use.values.front();
+         if (mode != "all" && mode != "selected" && mode != "off") {
+           throw UsageError(fmt::format(
+               "--comm-memory-guard: unknown value \"{}\" (expected all|selected|off)", mode));
+         }
+         r.simulate.comm_memory_guard = mode;
+       }},
+      {{"--comm-memory-guard-us"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.simulate.comm_memory_guard_us = ParsePositiveNumber(use); }},
+      {{"--overlap-interference"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         const double fraction = ParsePositiveNumber(use);
+         if (fraction >= 1.0) {
+           throw UsageError(
+               fmt::format("--overlap-interference: must be below 1 (got {})", use.values.front()));
+         }
+         r.simulate.interference = fraction;
+       }},
+      Text({"--trace"}, [](R& r) -> std::optional<std::string>& { return r.simulate.trace_path; }),
   };
 }
 

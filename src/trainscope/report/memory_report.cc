@@ -34,6 +34,9 @@ Json StageJson(const cost::RankMemory& stage) {
               {"activations_bytes", stage.activations_bytes},
               {"buffers_bytes", stage.buffers_bytes},
               {"peak_bytes", stage.peak_bytes},
+              {"allocated_bytes", stage.allocated_bytes},
+              {"reserved_bytes", stage.reserved_bytes},
+              {"optimizer_step_bytes", stage.optimizer_step_bytes},
               {"in_flight_micro_batches", stage.in_flight_micro_batches},
               {"activations", ActivationsJson(stage)}};
 }
@@ -77,6 +80,12 @@ std::string RenderMemoryText(const MemoryReportInput& input) {
   out += fmt::format("  (GiB)\n\nbusiest rank: pipeline stage {}, peak {} GiB: {}\n",
                      input.estimate.max_peak_pipeline_rank, Gib(input.estimate.max_peak_bytes),
                      Fits(input) ? "fits" : "DOES NOT FIT");
+  const cost::RankMemory& busiest =
+      input.estimate.stages.at(static_cast<size_t>(input.estimate.max_peak_pipeline_rank));
+  out += fmt::format(
+      "  PyTorch max allocated {} GiB, max reserved {} GiB; the rest is the CUDA context and "
+      "NCCL buffers\n",
+      Gib(busiest.allocated_bytes), Gib(busiest.reserved_bytes));
   out += fmt::format(
       "\nMegatron's theoretical formula (theoretical_memory_usage.py): weights+optimizer {} GiB, "
       "activations {} GiB, total {} GiB\n",

@@ -17,12 +17,13 @@
 
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
+#include "trainscope/cost/collective_cost.h"
 #include "trainscope/graph/step_graph.h"
 
 namespace trainscope::sim {
 
-// The links a collective can use, for contention between concurrent collectives of one rank.
-enum class LinkClass { kNvlink, kScaleOut };
+// The links a collective uses, for contention between concurrent collectives of one rank.
+using LinkClass = cost::LinkClass;
 
 struct CommCost {
   double seconds = 0;
@@ -98,7 +99,7 @@ struct StepSimulation {
 };
 
 // Simulates one step. Preconditions: Validate() accepted the configuration; the cost functions
-// are set. Throws InternalError if the schedule deadlocks (a bug, never a user error).
+// are set. A schedule that deadlocks is a bug, caught by an internal check.
 [[nodiscard]] StepSimulation SimulateStep(const config::ModelConfig& model,
                                           const config::TrainingConfig& training,
                                           const OpCostModel& costs,

@@ -1,0 +1,21 @@
+// The `simulate` command: resolves the cluster, calibration and model options from the command
+// line, runs the step simulation (with a second, THD-packed run when a sequence-length
+// distribution is given), writes the optional Chrome trace and renders the report.
+#ifndef TRAINSCOPE_APPS_SIMULATE_COMMAND_H_
+#define TRAINSCOPE_APPS_SIMULATE_COMMAND_H_
+
+#include <string>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/io/megatron_args.h"
+
+namespace trainscope::app {
+
+// Precondition: Validate() accepted request.training for `model`. Throws UsageError / InputError
+// for bad simulate options and IoError when the trace cannot be written.
+[[nodiscard]] std::string RunSimulate(const io::CliRequest& request,
+                                      const config::ModelConfig& model);
+
+}  // namespace trainscope::app
+
+#endif  // TRAINSCOPE_APPS_SIMULATE_COMMAND_H_

@@ -1,0 +1,177 @@
+#include "calibration_rows.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "trainscope/config/hardware.h"
+#include "trainscope/config/validate.h"
+#include "trainscope/error.h"
+#include "trainscope/io/hf_config_loader.h"
+#include "trainscope/io/presets.h"
+
+namespace trainscope::bench {
+namespace {
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+bool Contains(const std::string& haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// The integer after `key` in the notes ("GA=8" -> 8, "LBS2" -> 2), or nothing.
+std::optional<int64_t> NumberAfter(const std::string& notes, std::string_view key) {
+  const size_t at = notes.find(key);
+  if (at == std::string::npos) return std::nullopt;
+  size_t end = at + key.size();
+  while (end < notes.size() && std::isdigit(static_cast<unsigned char>(notes[end]))) ++end;
+  if (end == at + key.size()) return std::nullopt;
+  return std::stoll(notes.substr(at + key.size(), end - at - key.size()));
+}
+
+std::string SourceFamily(const std::string& source) {
+  const std::string lower = Lower(source);
+  if (Contains(lower, "megatron-bridge")) return "megatron-bridge";
+  if (Contains(lower, "torchtitan")) return "torchtitan";
+  if (Contains(lower, "nvidia/nemo ") || Contains(lower, "nemo docs")) return "nemo";
+  if (Contains(lower, "automodel")) return "automodel";
+  return "other";
+}
+
+// FP8 recipe from the precision label (hardware.md §3.3); nothing for BF16; "fp4" rows have no
+// modelled FP4 peak and are skipped by the caller.
+std::optional<config::Fp8Recipe> Fp8RecipeOf(const std::string& precision_lower) {
+  if (!Contains(precision_lower, "fp8")) return std::nullopt;
+  if (Contains(precision_lower, "mx")) return config::Fp8Recipe::kMxfp8;
+  if (Contains(precision_lower, "block")) return config::Fp8Recipe::kBlockwise;
+  if (Contains(precision_lower, "cs") || Contains(precision_lower, "tensorwise") ||
+      Contains(precision_lower, "torchao")) {
+    return config::Fp8Recipe::kTensorwise;
+  }
+  return config::Fp8Recipe::kDelayed;
+}
+
+void SetRecompute(const std::string& notes_lower, CalibrationCase& c) {
+  config::RecomputeConfig& recompute = c.training.recompute;
+  if (Contains(notes_lower, "full ac") || Contains(notes_lower, "full recompute")) {
+    recompute = {.granularity = config::RecomputeGranularity::kFull,
+                 .method = config::RecomputeMethod::kUniform,
+                 .num_layers = 1};
+    c.assumptions.push_back("full recompute");
+  } else if (Contains(notes_lower, "selective") || Contains(notes_lower, "sac")) {
+    recompute.granularity = config::RecomputeGranularity::kSelective;
+    recompute.modules = {"core_attn"};
+    if (Contains(notes_lower, "mlp")) recompute.modules.push_back("mlp");
+    c.assumptions.push_back("selective recompute");
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> PresetFor(const std::string& csv_model) {
+  std::string name = csv_model.substr(0, csv_model.find_first_of(" ([", 0));
+  if (name.rfind("Llama", 0) == 0 && name.size() > 5 &&
+      std::isdigit(static_cast<unsigned char>(name[5]))) {
+    name = "Llama-" + name.substr(5);
+  }
+  const std::optional<io::PresetText> preset = io::FindPreset(name);
+  if (!preset) return std::nullopt;
+  return std::string(preset->name);
+}
+
+std::optional<std::string> GpuPresetFor(const std::string& csv_gpu) {
+  const std::string first = csv_gpu.substr(0, csv_gpu.find_first_of(" (", 0));
+  std::string name = first;
+  if (first == "H100" && Contains(csv_gpu, "96GB")) name = "H100-96GB";
+  const std::optional<config::GpuSpec> gpu = config::FindGpu(name);
+  if (!gpu) return std::nullopt;
+  return gpu->name;
+}
+
+CaseOrSkip BuildCase(const io::CalibrationRow& row) {
+  const std::optional<std::string> preset = PresetFor(row.model);
+  if (!preset) return {std::nullopt, "no preset for model " + row.model};
+  const std::optional<std::string> gpu = GpuPresetFor(row.gpu);
+  if (!gpu) return {std::nullopt, "no GPU preset for " + row.gpu};
+  const std::string precision = Lower(row.precision);
+  if (Contains(precision, "fp4")) return {std::nullopt, "FP4 GEMMs are not modelled"};
+  if (!row.num_gpus || !row.tp || !row.pp || !row.seq_len) {
+    return {std::nullopt, "missing num_gpus, tp, pp or seq_len"};
+  }
+  const std::string notes = Lower(row.notes);
+  if (Contains(Lower(row.model), "lora")) return {std::nullopt, "LoRA fine-tuning not modelled"};
+
+  CalibrationCase c;
+  c.row = row;
+  c.preset = *preset;
+  c.gpu = *gpu;
+  c.source_family = SourceFamily(row.source);
+  c.model = io::LoadPreset(*preset);
+  config::TrainingConfig& t = c.training;
+  t.parallel = {.world_size = *row.num_gpus,
+                .tensor = *row.tp,
+                .pipeline = *row.pp,
+                .virtual_stages = row.vp.value_or(1),
+                .context = row.cp.value_or(1),
+                .expert = row.ep.value_or(1),
+                .expert_tensor = row.etp.value_or(0)};
+  const bool interleaved_label =
+      std::any_of(row.qualifiers.begin(), row.qualifiers.end(),
+                  [](const std::string& q) { return q.rfind("vp:", 0) == 0; });
+  if (!row.vp && interleaved_label) {
+    t.parallel.virtual_stages = 2;
+    c.assumptions.push_back("vp=2 for 'interleaved'");
+  }
+  t.batch.seq_length = *row.seq_len;
+  t.batch.micro_batch_size = row.mbs.value_or(1);
+  if (!row.mbs) c.assumptions.push_back("mbs=1");
+  const int64_t data = t.parallel.Data();
+  if (row.gbs) {
+    t.batch.global_batch_size = row.gbs;
+  } else if (const std::optional<int64_t> local = NumberAfter(row.notes, "LBS")) {
+    t.batch.global_batch_size = *local * data;
+    c.assumptions.push_back(fmt::format("gbs=LBS{}·d", *local));
+  } else {
+    return {std::nullopt, "no global batch size"};
+  }
+  const int64_t layers = c.model.NumLayers();
+  if (layers % (t.parallel.pipeline * t.parallel.virtual_stages) != 0) {
+    t.split.account_for_embedding = true;
+    t.split.account_for_loss = true;
+    c.assumptions.push_back("account for embedding+loss in the split");
+  }
+  t.sequence_parallel = t.parallel.tensor > 1;
+  t.data_parallel.distributed_optimizer = true;
+  t.data_parallel.overlap_grad_reduce = true;
+  t.data_parallel.overlap_param_gather = true;
+  t.overlap.tp_comm_overlap = t.sequence_parallel && c.source_family == "megatron-bridge";
+  const std::optional<int64_t> fsdp = NumberAfter(row.notes, "FSDP=");
+  if ((fsdp && *fsdp > 0) || c.source_family == "torchtitan" || (c.source_family == "automodel")) {
+    t.data_parallel.distributed_optimizer = false;
+    t.data_parallel.megatron_fsdp = true;
+    t.data_parallel.fsdp_strategy = config::FsdpStrategy::kOptimGradsParams;
+    c.assumptions.push_back("FSDP as Megatron-FSDP optim_grads_params");
+  }
+  if (c.model.HasMoe()) {
+    t.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+    t.moe.grouped_gemm = true;
+  }
+  SetRecompute(notes, c);
+  if (const std::optional<config::Fp8Recipe> recipe = Fp8RecipeOf(precision)) {
+    t.precision.fp8 = config::Fp8Format::kHybrid;
+    t.precision.fp8_recipe = *recipe;
+  }
+  const config::ValidationResult result = config::Validate(c.model, t);
+  if (!result.ok()) {
+    const config::Violation& first = result.errors.front();
+    return {std::nullopt, "layout rejected: " + first.rule + " " + first.message};
+  }
+  return {std::move(c), ""};
+}
+
+}  // namespace trainscope::bench

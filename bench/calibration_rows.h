@@ -1,0 +1,44 @@
+// Turning a published training run (one row of data/calibration/calibration_runs.csv) into the
+// trainscope model, training configuration and GPU it describes, with every assumption the row
+// forces recorded. Shared by the calibration benches (step time and memory); not part of the
+// library because the assumptions are about how those publications ran, not about Megatron.
+#ifndef TRAINSCOPE_BENCH_CALIBRATION_ROWS_H_
+#define TRAINSCOPE_BENCH_CALIBRATION_ROWS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/config/training_config.h"
+#include "trainscope/io/calibration_csv.h"
+
+namespace trainscope::bench {
+
+struct CalibrationCase {
+  io::CalibrationRow row;
+  std::string preset;  // built-in model name
+  std::string gpu;     // GPU preset name
+  config::ModelConfig model;
+  config::TrainingConfig training;
+  std::vector<std::string> assumptions;  // what was assumed for this row
+  std::string source_family;             // "megatron-bridge", "nemo", "torchtitan", ...
+};
+
+// The case a row describes, or the reason it cannot be expressed (no preset for the model or
+// GPU, FP4, missing layout columns, a layout Megatron would reject).
+struct CaseOrSkip {
+  std::optional<CalibrationCase> calibration_case;
+  std::string skip_reason;
+};
+
+[[nodiscard]] CaseOrSkip BuildCase(const io::CalibrationRow& row);
+
+// The preset for a published model name ("Llama3.1-405B (SFT)" -> "Llama-3.1-405B"), or nothing.
+[[nodiscard]] std::optional<std::string> PresetFor(const std::string& csv_model);
+// The GPU preset for the gpu column ("H100 (96GB HBM2e ...)" -> "H100-96GB"), or nothing.
+[[nodiscard]] std::optional<std::string> GpuPresetFor(const std::string& csv_gpu);
+
+}  // namespace trainscope::bench
+
+#endif  // TRAINSCOPE_BENCH_CALIBRATION_ROWS_H_

@@ -1,0 +1,49 @@
+// Shared by trainscope_step_calibration (prints the error of every expressible row of
+// calibration_runs.csv) and trainscope_fit_calibration (fits the efficiency defaults): simulate
+// the published runs under a given set of efficiencies and compare tokens/s/GPU.
+#ifndef TRAINSCOPE_BENCH_STEP_CALIBRATION_LIB_H_
+#define TRAINSCOPE_BENCH_STEP_CALIBRATION_LIB_H_
+
+#include <string>
+#include <vector>
+
+#include "calibration_rows.h"
+#include "trainscope/config/cluster.h"
+#include "trainscope/cost/compute_cost.h"
+
+namespace trainscope::bench {
+
+// Everything the fit may change: hardware-efficiency parameters only (hardware.md §4.4).
+struct Efficiencies {
+  cost::ComputeEfficiency compute;
+  config::LinkEfficiency links;
+  double interference_fraction = 0.1;
+};
+
+struct RowResult {
+  const CalibrationCase* calibration_case = nullptr;
+  double predicted_tokens_per_second_per_gpu = 0;
+  double predicted_tflops_per_gpu = 0;  // Megatron's FLOPs convention
+  double error_fraction = 0;            // predicted / measured − 1 (tokens/s/GPU)
+};
+
+// Every row of the CSV that trainscope can express, de-duplicated configurations shared, and the
+// skipped rows with their reasons ("line N: reason").
+struct CaseSet {
+  std::vector<CalibrationCase> cases;
+  std::vector<std::string> skipped;
+};
+[[nodiscard]] CaseSet LoadCases(const std::string& csv_path);
+
+// Simulates every case (identical configurations once) on its GPU's default cluster.
+[[nodiscard]] std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
+                                              const Efficiencies& efficiencies);
+
+// Mean absolute error fraction of the results whose source family is in `families` (all when
+// empty).
+[[nodiscard]] double MeanAbsoluteError(const std::vector<RowResult>& results,
+                                       const std::vector<std::string>& families = {});
+
+}  // namespace trainscope::bench
+
+#endif  // TRAINSCOPE_BENCH_STEP_CALIBRATION_LIB_H_

@@ -1,0 +1,83 @@
+#include "trainscope/cost/moe_routing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "trainscope/error.h"
+
+namespace trainscope::cost {
+namespace {
+
+// ep · (largest per-rank sum of `shares`) / (sum of all shares), ranks holding contiguous slices
+// [r·E/ep, (r+1)·E/ep) of the experts.
+double LoadFactorOfShares(const std::vector<double>& shares, int64_t expert_parallel) {
+  const int64_t num_experts = static_cast<int64_t>(shares.size());
+  const double total = std::accumulate(shares.begin(), shares.end(), 0.0);
+  TRAINSCOPE_CHECK(total > 0, "expert shares must have a positive total");
+  double busiest = 0;
+  for (int64_t rank = 0; rank < expert_parallel; ++rank) {
+    const int64_t begin = rank * num_experts / expert_parallel;
+    const int64_t end = (rank + 1) * num_experts / expert_parallel;
+    double load = 0;
+    for (int64_t expert = begin; expert < end; ++expert) load += shares[expert];
+    busiest = std::max(busiest, load);
+  }
+  return std::max(1.0, static_cast<double>(expert_parallel) * busiest / total);
+}
+
+}  // namespace
+
+std::vector<double> ZipfExpertShares(double zipf_exponent, int64_t num_experts, int64_t top_k) {
+  TRAINSCOPE_CHECK(std::isfinite(zipf_exponent) && zipf_exponent >= 0,
+                   "Zipf exponent must be finite and >= 0");
+  TRAINSCOPE_CHECK(top_k >= 1 && top_k <= num_experts, "need 1 <= top_k <= num_experts");
+  std::vector<double> weights(num_experts);
+  for (int64_t i = 0; i < num_experts; ++i) {
+    weights[i] = std::pow(static_cast<double>(i + 1), -zipf_exponent);
+  }
+  // Water-filling. Weights decrease with i, so the capped experts are always a prefix
+  // [0, num_capped): raise num_capped until the first uncapped expert's share fits under the cap.
+  const double cap = 1.0 / static_cast<double>(top_k);
+  int64_t num_capped = 0;
+  double uncapped_weight = std::accumulate(weights.begin(), weights.end(), 0.0);
+  while (num_capped < num_experts) {
+    const double remaining_mass = 1.0 - static_cast<double>(num_capped) * cap;
+    if (weights[num_capped] / uncapped_weight * remaining_mass <= cap) break;
+    uncapped_weight -= weights[num_capped];
+    ++num_capped;
+  }
+  std::vector<double> shares(num_experts, cap);
+  const double remaining_mass = 1.0 - static_cast<double>(num_capped) * cap;
+  for (int64_t i = num_capped; i < num_experts; ++i) {
+    shares[i] = weights[i] / uncapped_weight * remaining_mass;
+  }
+  return shares;
+}
+
+double BusiestRankLoadFactor(const RoutingSkew& skew, int64_t num_experts, int64_t top_k,
+                             int64_t expert_parallel) {
+  TRAINSCOPE_CHECK(top_k >= 1 && top_k <= num_experts, "need 1 <= top_k <= num_experts");
+  TRAINSCOPE_CHECK(expert_parallel >= 1 && expert_parallel <= num_experts,
+                   "need 1 <= expert_parallel <= num_experts");
+  TRAINSCOPE_CHECK(!(skew.zipf_exponent && !skew.expert_tokens.empty()),
+                   "a routing skew is either a Zipf exponent or a histogram");
+  if (skew.zipf_exponent) {
+    return LoadFactorOfShares(ZipfExpertShares(*skew.zipf_exponent, num_experts, top_k),
+                              expert_parallel);
+  }
+  if (skew.expert_tokens.empty()) return 1.0;
+  if (static_cast<int64_t>(skew.expert_tokens.size()) != num_experts) {
+    throw InputError(fmt::format(
+        "{}: expert histogram: number of experts does not match the model (got {}, expected {})",
+        skew.source, skew.expert_tokens.size(), num_experts));
+  }
+  TRAINSCOPE_CHECK(std::all_of(skew.expert_tokens.begin(), skew.expert_tokens.end(),
+                               [](double tokens) { return tokens >= 0; }),
+                   "expert histogram entries must be >= 0");
+  return LoadFactorOfShares(skew.expert_tokens, expert_parallel);
+}
+
+}  // namespace trainscope::cost

@@ -1,0 +1,211 @@
+#include "trainscope/io/calibration_file.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "trainscope/error.h"
+
+namespace trainscope::io {
+namespace {
+
+using Json = nlohmann::json;
+
+// How a field's value is checked.
+enum class FieldKind {
+  kFraction,            // a number in (0, 1]
+  kPositiveInteger,     // an integer >= 1
+  kNonNegativeSeconds,  // a number >= 0
+};
+
+// One overridable field of `Struct`: its JSON key, its check, and the member it sets (a double
+// member, or an int64_t member for kPositiveInteger).
+template <typename Struct>
+struct Field {
+  std::string_view key;
+  FieldKind kind;
+  double Struct::*real = nullptr;
+  int64_t Struct::*integer = nullptr;
+};
+
+using cost::ComputeEfficiency;
+using cost::LinkEfficiency;
+
+// The one table of ComputeEfficiency keys.
+constexpr std::array<Field<ComputeEfficiency>, 13> kComputeFields = {{
+    {"bf16_gemm_efficiency", FieldKind::kFraction, &ComputeEfficiency::bf16_gemm_efficiency},
+    {"fp8_gemm_efficiency", FieldKind::kFraction, &ComputeEfficiency::fp8_gemm_efficiency},
+    {"gemm_tile_m", FieldKind::kPositiveInteger, nullptr, &ComputeEfficiency::gemm_tile_m},
+    {"gemm_tile_n", FieldKind::kPositiveInteger, nullptr, &ComputeEfficiency::gemm_tile_n},
+    {"gemm_tile_k", FieldKind::kPositiveInteger, nullptr, &ComputeEfficiency::gemm_tile_k},
+    {"fused_kernel_efficiency", FieldKind::kFraction, &ComputeEfficiency::fused_kernel_efficiency},
+    {"memory_efficiency", FieldKind::kFraction, &ComputeEfficiency::memory_efficiency},
+    {"attention_forward_efficiency", FieldKind::kFraction,
+     &ComputeEfficiency::attention_forward_efficiency},
+    {"attention_backward_efficiency", FieldKind::kFraction,
+     &ComputeEfficiency::attention_backward_efficiency},
+    {"gdn_fla_forward_efficiency", FieldKind::kFraction,
+     &ComputeEfficiency::gdn_fla_forward_efficiency},
+    {"gdn_fla_backward_efficiency", FieldKind::kFraction,
+     &ComputeEfficiency::gdn_fla_backward_efficiency},
+    {"gdn_flashqla_forward_efficiency", FieldKind::kFraction,
+     &ComputeEfficiency::gdn_flashqla_forward_efficiency},
+    {"gdn_flashqla_backward_efficiency", FieldKind::kFraction,
+     &ComputeEfficiency::gdn_flashqla_backward_efficiency},
+}};
+
+// The one table of LinkEfficiency keys.
+constexpr std::array<Field<LinkEfficiency>, 4> kLinkFields = {{
+    {"nvlink_bus_efficiency", FieldKind::kFraction, &LinkEfficiency::nvlink_bus_efficiency},
+    {"nvlink_latency_seconds", FieldKind::kNonNegativeSeconds,
+     &LinkEfficiency::nvlink_latency_seconds},
+    {"scale_out_bus_efficiency", FieldKind::kFraction, &LinkEfficiency::scale_out_bus_efficiency},
+    {"scale_out_latency_seconds", FieldKind::kNonNegativeSeconds,
+     &LinkEfficiency::scale_out_latency_seconds},
+}};
+
+[[noreturn]] void Fail(const std::string& source, const std::string& key,
+                       const std::string& problem) {
+  throw InputError(fmt::format("{}: {}: {}", source, key, problem));
+}
+
+// Checks `value` against `kind` and returns it as a double. `key` is the full key path.
+double CheckedValue(const Json& value, FieldKind kind, const std::string& key,
+                    const std::string& source) {
+  const std::string got = value.dump();
+  switch (kind) {
+    case FieldKind::kFraction:
+      if (!value.is_number()) Fail(source, key, fmt::format("expected a number (got {})", got));
+      if (!(value.get<double>() > 0 && value.get<double>() <= 1)) {
+        Fail(source, key, fmt::format("efficiency out of range (got {}, expected (0, 1])", got));
+      }
+      return value.get<double>();
+    case FieldKind::kPositiveInteger:
+      if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
+          (value.is_number_unsigned() && value.get<uint64_t>() > 1'000'000)) {
+        Fail(source, key, fmt::format("expected an integer >= 1 (got {})", got));
+      }
+      return static_cast<double>(value.get<int64_t>());
+    case FieldKind::kNonNegativeSeconds:
+      if (!value.is_number()) Fail(source, key, fmt::format("expected a number (got {})", got));
+      if (!(value.get<double>() >= 0) || !std::isfinite(value.get<double>())) {
+        Fail(source, key, fmt::format("expected seconds >= 0 (got {})", got));
+      }
+      return value.get<double>();
+  }
+  TRAINSCOPE_CHECK(false, "unhandled FieldKind");
+  return 0;
+}
+
+// Validates one key of `object` against `fields` and records it in `into`. Returns false when
+// the key is not in the table.
+template <typename Struct, size_t N>
+bool ReadField(const std::array<Field<Struct>, N>& fields, const std::string& key,
+               const Json& value, const std::string& key_path, const std::string& source,
+               std::map<std::string, double>& into) {
+  for (const Field<Struct>& field : fields) {
+    if (field.key != key) continue;
+    into[key] = CheckedValue(value, field.kind, key_path, source);
+    return true;
+  }
+  return false;
+}
+
+template <typename Struct, size_t N>
+std::string KeyList(const std::array<Field<Struct>, N>& fields) {
+  std::string list;
+  for (const Field<Struct>& field : fields)
+    list += (list.empty() ? "" : ", ") + std::string(field.key);
+  return list;
+}
+
+void ReadLinks(const Json& links, const std::string& source, CalibrationOverrides& overrides) {
+  if (!links.is_object()) {
+    Fail(source, "links", fmt::format("expected an object (got {})", links.type_name()));
+  }
+  for (const auto& [key, value] : links.items()) {
+    if (!ReadField(kLinkFields, key, value, "links." + key, source, overrides.links)) {
+      Fail(source, "links." + key,
+           fmt::format("unknown key (expected one of {})", KeyList(kLinkFields)));
+    }
+  }
+}
+
+cost::GdnBackend ReadGdnBackend(const Json& value, const std::string& source) {
+  if (!value.is_string()) {
+    Fail(source, "gdn_backend", fmt::format("expected a string (got {})", value.dump()));
+  }
+  const std::optional<cost::GdnBackend> backend =
+      cost::GdnBackendFromName(value.get<std::string>());
+  if (!backend) {
+    Fail(source, "gdn_backend",
+         fmt::format("unknown backend (got {}, expected \"fla\" or \"flashqla\")", value.dump()));
+  }
+  return *backend;
+}
+
+template <typename Struct, size_t N>
+Struct Apply(const std::array<Field<Struct>, N>& fields,
+             const std::map<std::string, double>& values, Struct base) {
+  for (const Field<Struct>& field : fields) {
+    const auto it = values.find(std::string(field.key));
+    if (it == values.end()) continue;
+    if (field.real != nullptr) base.*field.real = it->second;
+    if (field.integer != nullptr) base.*field.integer = static_cast<int64_t>(it->second);
+  }
+  return base;
+}
+
+}  // namespace
+
+CalibrationOverrides ParseCalibration(std::string_view text, const std::string& source) {
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const Json::parse_error& error) {
+    throw InputError(
+        fmt::format("{}: malformed JSON at byte {}: {}", source, error.byte, error.what()));
+  }
+  if (!json.is_object()) {
+    throw InputError(
+        fmt::format("{}: expected a JSON object at top level (got {})", source, json.type_name()));
+  }
+  CalibrationOverrides overrides{.source = source};
+  for (const auto& [key, value] : json.items()) {
+    if (key == "links") {
+      ReadLinks(value, source, overrides);
+    } else if (key == "gdn_backend") {
+      overrides.gdn_backend = ReadGdnBackend(value, source);
+    } else if (!ReadField(kComputeFields, key, value, key, source, overrides.compute)) {
+      Fail(source, key,
+           fmt::format("unknown key (expected one of {}, gdn_backend, links)",
+                       KeyList(kComputeFields)));
+    }
+  }
+  return overrides;
+}
+
+CalibrationOverrides LoadCalibrationFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open calibration file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read calibration file", path));
+  return ParseCalibration(text.str(), path);
+}
+
+cost::ComputeEfficiency ApplyCalibration(const CalibrationOverrides& overrides,
+                                         cost::ComputeEfficiency base) {
+  return Apply(kComputeFields, overrides.compute, base);
+}
+
+cost::LinkEfficiency ApplyCalibration(const CalibrationOverrides& overrides,
+                                      cost::LinkEfficiency base) {
+  return Apply(kLinkFields, overrides.links, base);
+}
+
+}  // namespace trainscope::io

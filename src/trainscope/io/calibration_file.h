@@ -1,0 +1,50 @@
+// Calibration file: a JSON object that overrides the cost model's efficiency constants, e.g.
+//   {"bf16_gemm_efficiency": 0.7, "gemm_tile_m": 256, "gdn_backend": "flashqla",
+//    "links": {"nvlink_bus_efficiency": 0.78, "scale_out_latency_seconds": 5e-6}}
+// Top-level keys are the fields of cost::ComputeEfficiency plus "gdn_backend" ("fla" or
+// "flashqla") and "links", an object whose keys are the fields of cost::LinkEfficiency. Every
+// key is optional. The loader validates everything; applying the overrides cannot fail.
+#ifndef TRAINSCOPE_IO_CALIBRATION_FILE_H_
+#define TRAINSCOPE_IO_CALIBRATION_FILE_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "trainscope/cost/collective_cost.h"
+#include "trainscope/cost/compute_cost.h"
+
+namespace trainscope::io {
+
+// The validated values a calibration file sets, by field name (ordered, so iteration is
+// deterministic). Integer fields (the GEMM tiles) hold whole numbers.
+struct CalibrationOverrides {
+  std::string source;                     // the file, for messages
+  std::map<std::string, double> compute;  // ComputeEfficiency field -> value
+  std::map<std::string, double> links;    // LinkEfficiency field -> value
+  std::optional<cost::GdnBackend> gdn_backend;
+  friend bool operator==(const CalibrationOverrides&, const CalibrationOverrides&) = default;
+};
+
+// Parses calibration JSON text; `source` names it in messages. Throws InputError
+// "<source>: <key.path>: <problem> (got X, expected Y)" for malformed JSON, a top level that is
+// not an object, an unknown key, a wrong JSON type, an efficiency (a field ending in
+// "_efficiency") outside (0, 1], a tile size that is not an integer >= 1, a latency (a field
+// ending in "_seconds") that is negative, or an unknown GDN backend name.
+[[nodiscard]] CalibrationOverrides ParseCalibration(std::string_view text,
+                                                    const std::string& source);
+
+// Reads and parses a calibration file. Throws InputError naming the file if it cannot be read
+// or fails ParseCalibration.
+[[nodiscard]] CalibrationOverrides LoadCalibrationFile(const std::string& path);
+
+// `base` with the fields the file sets replaced; fields it does not set keep their value.
+[[nodiscard]] cost::ComputeEfficiency ApplyCalibration(const CalibrationOverrides& overrides,
+                                                       cost::ComputeEfficiency base);
+[[nodiscard]] cost::LinkEfficiency ApplyCalibration(const CalibrationOverrides& overrides,
+                                                    cost::LinkEfficiency base);
+
+}  // namespace trainscope::io
+
+#endif  // TRAINSCOPE_IO_CALIBRATION_FILE_H_

@@ -1,0 +1,344 @@
+#include "trainscope/io/cluster_file.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "trainscope/config/hardware.h"
+#include "trainscope/error.h"
+#include "trainscope/units.h"
+
+namespace trainscope::io {
+namespace {
+
+// The file and the flags give latencies in microseconds.
+constexpr double kSecondsPerMicrosecond = 1e-6;
+constexpr std::string_view kDefaultGpu = "H100";
+
+enum class Rule {
+  kPositive,     // > 0
+  kNonNegative,  // >= 0
+  kFraction,     // in (0, 1]
+  kExponent,     // in (0, 1]: a larger exponent would let more bytes take less time
+};
+
+// One overridable config::LinkEfficiency field (a double, or nvls_min_ranks).
+struct LinkField {
+  std::string_view key;
+  Rule rule;
+  double config::LinkEfficiency::*member;
+};
+
+// The one table of the cluster file's link keys; same names and units (SI) as the fields.
+constexpr std::array<LinkField, 11> kLinkFields = {{
+    {"nvlink_bus_efficiency", Rule::kFraction, &config::LinkEfficiency::nvlink_bus_efficiency},
+    {"nvlink_latency_seconds", Rule::kNonNegative, &config::LinkEfficiency::nvlink_latency_seconds},
+    {"nvlink_half_bytes", Rule::kNonNegative, &config::LinkEfficiency::nvlink_half_bytes},
+    {"nvlink_ramp_exponent", Rule::kExponent, &config::LinkEfficiency::nvlink_ramp_exponent},
+    {"nvls_efficiency", Rule::kFraction, &config::LinkEfficiency::nvls_efficiency},
+    {"nvls_latency_seconds", Rule::kNonNegative, &config::LinkEfficiency::nvls_latency_seconds},
+    {"scale_out_bus_efficiency", Rule::kFraction,
+     &config::LinkEfficiency::scale_out_bus_efficiency},
+    {"scale_out_half_bytes", Rule::kNonNegative, &config::LinkEfficiency::scale_out_half_bytes},
+    {"scale_out_ramp_exponent", Rule::kExponent, &config::LinkEfficiency::scale_out_ramp_exponent},
+    {"scale_out_latency_seconds", Rule::kNonNegative,
+     &config::LinkEfficiency::scale_out_latency_seconds},
+    {"nvls_min_ranks", Rule::kPositive, nullptr},  // an integer >= 2, read separately
+}};
+
+[[noreturn]] void Fail(const std::string& source, const std::string& key,
+                       const std::string& problem) {
+  throw InputError(fmt::format("{}: {}: {}", source, key, problem));
+}
+
+std::string Got(const YAML::Node& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  if (node.IsNull()) return "nothing";
+  return node.Tag() == "!" ? fmt::format("\"{}\"", node.Scalar()) : node.Scalar();
+}
+
+// A plain (unquoted) scalar: in YAML and JSON a quoted value is a string.
+bool IsPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() != "!"; }
+
+int64_t ReadInteger(const YAML::Node& node, const std::string& key, const std::string& source,
+                    int64_t min) {
+  int64_t value = 0;
+  if (!IsPlainScalar(node) || !YAML::convert<int64_t>::decode(node, value) || value < min) {
+    Fail(source, key, fmt::format("expected an integer >= {} (got {})", min, Got(node)));
+  }
+  return value;
+}
+
+const char* Expected(Rule rule) {
+  switch (rule) {
+    case Rule::kPositive:
+      return "a number > 0";
+    case Rule::kNonNegative:
+      return "a number >= 0";
+    case Rule::kFraction:
+      return "a number in (0, 1]";
+    case Rule::kExponent:
+      return "a number in (0, 1], so that more bytes never take less time";
+  }
+  return "";
+}
+
+bool Satisfies(double value, Rule rule) {
+  switch (rule) {
+    case Rule::kPositive:
+      return value > 0;
+    case Rule::kNonNegative:
+      return value >= 0;
+    case Rule::kFraction:
+    case Rule::kExponent:
+      return value > 0 && value <= 1;
+  }
+  return false;
+}
+
+double ReadNumber(const YAML::Node& node, const std::string& key, const std::string& source,
+                  Rule rule) {
+  double value = 0;
+  if (!IsPlainScalar(node) || !YAML::convert<double>::decode(node, value) ||
+      !std::isfinite(value) || !Satisfies(value, rule)) {
+    Fail(source, key, fmt::format("expected {} (got {})", Expected(rule), Got(node)));
+  }
+  return value;
+}
+
+bool ReadBool(const YAML::Node& node, const std::string& key, const std::string& source) {
+  if (IsPlainScalar(node) && (node.Scalar() == "true" || node.Scalar() == "false")) {
+    return node.Scalar() == "true";
+  }
+  return Fail(source, key, fmt::format("expected true or false (got {})", Got(node))), false;
+}
+
+std::string ReadString(const YAML::Node& node, const std::string& key, const std::string& source) {
+  if (!node.IsScalar()) Fail(source, key, fmt::format("expected a string (got {})", Got(node)));
+  return node.Scalar();
+}
+
+std::string LinkKeyList() {
+  std::string list;
+  for (const LinkField& field : kLinkFields) {
+    list += (list.empty() ? "" : ", ") + std::string(field.key);
+  }
+  return list;
+}
+
+void ReadLinks(const YAML::Node& links, const std::string& source, ClusterFile& file) {
+  if (!links.IsMap()) Fail(source, "links", fmt::format("expected a mapping (got {})", Got(links)));
+  for (const auto& entry : links) {
+    const std::string key = entry.first.as<std::string>();
+    const std::string path = "links." + key;
+    const auto field = std::ranges::find(kLinkFields, key, &LinkField::key);
+    if (field == kLinkFields.end()) {
+      Fail(source, path, fmt::format("unknown key (expected one of {})", LinkKeyList()));
+    }
+    file.links[key] = field->member == nullptr
+                          ? static_cast<double>(ReadInteger(entry.second, path, source, 2))
+                          : ReadNumber(entry.second, path, source, field->rule);
+  }
+}
+
+// Parses one top-level key into `file`; every key is read here and nowhere else.
+void ReadKey(const std::string& key, const YAML::Node& value, const std::string& source,
+             ClusterFile& file) {
+  if (key == "gpu") {
+    file.gpu = ReadString(value, key, source);
+  } else if (key == "gpus_per_node") {
+    file.gpus_per_node = ReadInteger(value, key, source, 1);
+  } else if (key == "nvlink_domain") {
+    file.nvlink_domain = ReadInteger(value, key, source, 1);
+  } else if (key == "scale_out_gbps") {
+    file.scale_out_gbps = ReadNumber(value, key, source, Rule::kPositive);
+  } else if (key == "scale_out_latency_us") {
+    file.scale_out_latency_us = ReadNumber(value, key, source, Rule::kNonNegative);
+  } else if (key == "nvls") {
+    file.nvls = ReadBool(value, key, source);
+  } else if (key == "bf16_tflops") {
+    file.bf16_tflops = ReadNumber(value, key, source, Rule::kPositive);
+  } else if (key == "fp8_tflops") {
+    file.fp8_tflops = ReadNumber(value, key, source, Rule::kPositive);
+  } else if (key == "memory_gib") {
+    file.memory_gib = ReadNumber(value, key, source, Rule::kPositive);
+  } else if (key == "hbm_tbps") {
+    file.hbm_tbps = ReadNumber(value, key, source, Rule::kPositive);
+  } else if (key == "nvlink_gbps") {
+    file.nvlink_gbps = ReadNumber(value, key, source, Rule::kPositive);
+  } else if (key == "links") {
+    ReadLinks(value, source, file);
+  } else {
+    Fail(source, key,
+         "unknown key (expected one of gpu, gpus_per_node, nvlink_domain, scale_out_gbps, "
+         "scale_out_latency_us, nvls, bf16_tflops, fp8_tflops, memory_gib, hbm_tbps, "
+         "nvlink_gbps, links)");
+  }
+}
+
+std::string GpuNameList() {
+  std::string list;
+  for (const std::string& name : config::GpuNames()) list += (list.empty() ? "" : ", ") + name;
+  return list;
+}
+
+// The preset named by --gpu, else by the file's gpu key, else H100.
+config::GpuSpec PresetGpu(const ClusterInputs& inputs, const std::optional<ClusterFile>& file) {
+  if (inputs.gpu) {
+    const std::optional<config::GpuSpec> gpu = config::FindGpu(*inputs.gpu);
+    if (!gpu) {
+      throw UsageError(fmt::format("--gpu: unknown GPU (got {}, expected one of {})", *inputs.gpu,
+                                   GpuNameList()));
+    }
+    return *gpu;
+  }
+  if (file && file->gpu) {
+    const std::optional<config::GpuSpec> gpu = config::FindGpu(*file->gpu);
+    if (!gpu) {
+      Fail(file->source, "gpu",
+           fmt::format("unknown GPU (got {}, expected one of {})", *file->gpu, GpuNameList()));
+    }
+    return *gpu;
+  }
+  return *config::FindGpu(kDefaultGpu);
+}
+
+double GigabitsToBytesPerSecond(double gbit_per_second) {
+  return gbit_per_second * kBitsPerGigabit / kBitsPerByte;
+}
+
+void ApplyLinks(const std::map<std::string, double>& links, config::LinkEfficiency& link) {
+  for (const LinkField& field : kLinkFields) {
+    const auto it = links.find(std::string(field.key));
+    if (it == links.end()) continue;
+    if (field.member == nullptr) {
+      link.nvls_min_ranks = static_cast<int64_t>(it->second);
+    } else {
+      link.*field.member = it->second;
+    }
+  }
+}
+
+void ApplyFile(const ClusterFile& file, config::ClusterSpec& cluster) {
+  config::GpuSpec& gpu = cluster.gpu;
+  if (file.bf16_tflops) gpu.bf16_flops_per_second = *file.bf16_tflops * kFlopsPerTeraflop;
+  if (file.fp8_tflops) gpu.fp8_flops_per_second = *file.fp8_tflops * kFlopsPerTeraflop;
+  if (file.memory_gib) {
+    gpu.memory_bytes = std::llround(*file.memory_gib * static_cast<double>(kBytesPerGiB));
+  }
+  if (file.hbm_tbps) gpu.hbm_bytes_per_second = *file.hbm_tbps * kBytesPerTB;
+  if (file.nvlink_gbps) gpu.nvlink_bytes_per_second = *file.nvlink_gbps * kBytesPerGB;
+  if (file.gpus_per_node) cluster.gpus_per_node = *file.gpus_per_node;
+  if (file.nvlink_domain) cluster.nvlink_domain_gpus = *file.nvlink_domain;
+  if (file.scale_out_gbps) {
+    cluster.scale_out_bytes_per_second = GigabitsToBytesPerSecond(*file.scale_out_gbps);
+  }
+  if (file.nvls) cluster.nvls = *file.nvls;
+  ApplyLinks(file.links, cluster.link);
+  if (file.scale_out_latency_us) {
+    cluster.link.scale_out_latency_seconds = *file.scale_out_latency_us * kSecondsPerMicrosecond;
+  }
+}
+
+void ApplyFlags(const ClusterInputs& inputs, config::ClusterSpec& cluster) {
+  if (inputs.gpus_per_node) {
+    if (*inputs.gpus_per_node < 1) {
+      throw UsageError(
+          fmt::format("--gpus-per-node: expected an integer >= 1 (got {})", *inputs.gpus_per_node));
+    }
+    cluster.gpus_per_node = *inputs.gpus_per_node;
+  }
+  if (inputs.nvlink_domain) {
+    if (*inputs.nvlink_domain < 1) {
+      throw UsageError(
+          fmt::format("--nvlink-domain: expected an integer >= 1 (got {})", *inputs.nvlink_domain));
+    }
+    cluster.nvlink_domain_gpus = *inputs.nvlink_domain;
+  }
+  if (inputs.scale_out_gbps) {
+    if (!(*inputs.scale_out_gbps > 0) || !std::isfinite(*inputs.scale_out_gbps)) {
+      throw UsageError(fmt::format("--scale-out-gbps: expected Gbit/s per GPU > 0 (got {})",
+                                   *inputs.scale_out_gbps));
+    }
+    cluster.scale_out_bytes_per_second = GigabitsToBytesPerSecond(*inputs.scale_out_gbps);
+  }
+  if (inputs.scale_out_latency_us) {
+    if (!(*inputs.scale_out_latency_us >= 0) || !std::isfinite(*inputs.scale_out_latency_us)) {
+      throw UsageError(fmt::format("--scale-out-latency-us: expected microseconds >= 0 (got {})",
+                                   *inputs.scale_out_latency_us));
+    }
+    cluster.link.scale_out_latency_seconds = *inputs.scale_out_latency_us * kSecondsPerMicrosecond;
+  }
+}
+
+// Where a value came from, for the consistency message.
+std::string Origin(bool from_flag, const char* flag, const std::optional<ClusterFile>& file,
+                   bool in_file, const char* key, const std::string& gpu) {
+  if (from_flag) return flag;
+  if (in_file) return fmt::format("{}: {}", file->source, key);
+  return fmt::format("the {} preset", gpu);
+}
+
+// A domain holds whole nodes: ranks r, s share a node iff r / gpus_per_node is equal and a
+// domain iff r / nvlink_domain is equal, so a node split over two domains would be inconsistent.
+void CheckDomainHoldsWholeNodes(const ClusterInputs& inputs, const std::optional<ClusterFile>& file,
+                                const config::ClusterSpec& cluster) {
+  if (cluster.nvlink_domain_gpus % cluster.gpus_per_node == 0) return;
+  const std::string message = fmt::format(
+      "nvlink_domain must be a whole number of nodes, a multiple of gpus_per_node (got "
+      "nvlink_domain {} from {} and gpus_per_node {} from {}; expected e.g. 8 and 8 for HGX, "
+      "72 and 4 for NVL72)",
+      cluster.nvlink_domain_gpus,
+      Origin(inputs.nvlink_domain.has_value(), "--nvlink-domain", file, file && file->nvlink_domain,
+             "nvlink_domain", cluster.gpu.name),
+      cluster.gpus_per_node,
+      Origin(inputs.gpus_per_node.has_value(), "--gpus-per-node", file, file && file->gpus_per_node,
+             "gpus_per_node", cluster.gpu.name));
+  if (inputs.nvlink_domain || inputs.gpus_per_node) throw UsageError(message);
+  throw InputError(file ? fmt::format("{}: {}", file->source, message) : message);
+}
+
+}  // namespace
+
+ClusterFile ParseClusterFile(std::string_view text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& error) {
+    throw InputError(fmt::format("{}: malformed YAML/JSON at line {}, column {}: {}", source,
+                                 error.mark.line + 1, error.mark.column + 1, error.msg));
+  }
+  if (!root.IsMap()) {
+    throw InputError(
+        fmt::format("{}: expected a mapping of keys at top level (got {})", source, Got(root)));
+  }
+  ClusterFile file{.source = source};
+  for (const auto& entry : root) ReadKey(entry.first.as<std::string>(), entry.second, source, file);
+  return file;
+}
+
+ClusterFile LoadClusterFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open --cluster file", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read --cluster file", path));
+  return ParseClusterFile(text.str(), path);
+}
+
+config::ClusterSpec ResolveCluster(const ClusterInputs& inputs) {
+  std::optional<ClusterFile> file;
+  if (inputs.cluster_path) file = LoadClusterFile(*inputs.cluster_path);
+  config::ClusterSpec cluster = config::DefaultCluster(PresetGpu(inputs, file));
+  if (file) ApplyFile(*file, cluster);
+  ApplyFlags(inputs, cluster);
+  CheckDomainHoldsWholeNodes(inputs, file, cluster);
+  return cluster;
+}
+
+}  // namespace trainscope::io

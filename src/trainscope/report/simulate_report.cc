@@ -1,0 +1,185 @@
+#include "trainscope/report/simulate_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "trainscope/units.h"
+
+namespace trainscope::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr double kTera = 1e12;
+
+Json SecondsMap(const std::map<std::string, double>& seconds) {
+  Json out = Json::object();
+  for (const auto& [name, value] : seconds) out[name] = value;
+  return out;
+}
+
+Json BreakdownJson(const sim::Breakdown& b) {
+  return Json{{"compute_s", SecondsMap(b.compute_seconds)},
+              {"exposed_comm_s", SecondsMap(b.exposed_comm_seconds)},
+              {"bubble_s", b.bubble_seconds},
+              {"optimizer_s", b.optimizer_seconds},
+              {"compute_total_s", b.total_compute_seconds},
+              {"exposed_comm_total_s", b.total_exposed_comm_seconds}};
+}
+
+bool Fits(const SimulateReportInput& input) {
+  return input.memory.max_peak_bytes <= input.cluster.gpu_memory_bytes;
+}
+
+std::string Gib(int64_t bytes) {
+  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / static_cast<double>(kBytesPerGiB));
+}
+
+std::string Ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+std::string Percent(double part, double whole) {
+  return whole > 0 ? fmt::format("{:5.1f}%", 100 * part / whole) : "    -";
+}
+
+}  // namespace
+
+std::string RenderSimulateJson(const SimulateReportInput& input) {
+  const sim::StepSimulation& sim = input.simulation;
+  const sim::StepMetrics& m = input.metrics;
+  Json stages = Json::array();
+  for (size_t i = 0; i < sim.lanes.size(); ++i) {
+    const sim::Breakdown& b = sim.stage_breakdowns[i];
+    stages.push_back({{"pp_rank", sim.lanes[i].pipeline_rank},
+                      {"rank", sim.lanes[i].rank},
+                      {"end_s", sim.lanes[i].end_seconds},
+                      {"compute_s", b.total_compute_seconds},
+                      {"exposed_comm_s", b.total_exposed_comm_seconds},
+                      {"bubble_s", b.bubble_seconds}});
+  }
+  Json critical = Json::array();
+  for (const sim::CriticalPathShare& share : sim.critical_path) {
+    critical.push_back({{"pp_rank", share.pipeline_rank},
+                        {"category", share.category},
+                        {"seconds", share.seconds}});
+  }
+  const config::ParallelSizes& p = input.training.parallel;
+  Json out{{"model", input.model.name},
+           {"step_time_s", m.step_seconds},
+           {"tokens_per_s_per_gpu", m.tokens_per_second_per_gpu},
+           {"model_tflops_per_gpu", m.model_flops_per_second_per_gpu / kTera},
+           {"mfu", m.mfu},
+           {"breakdown", BreakdownJson(sim.breakdown)},
+           {"critical_pp_rank", sim.critical_pipeline_rank},
+           {"critical_path", critical},
+           {"stages", stages},
+           {"tokens_per_step", m.tokens_per_step},
+           {"model_flops_per_step", m.model_flops_per_step},
+           {"num_micro_batches", sim.lanes.empty() ? 0 : sim.lanes.front().graph.num_micro_batches},
+           {"parallel",
+            {{"world_size", p.world_size},
+             {"tp", p.tensor},
+             {"pp", p.pipeline},
+             {"vpp", p.virtual_stages},
+             {"cp", p.context},
+             {"ep", p.expert},
+             {"etp", p.ExpertTensor()},
+             {"dp", p.Data()}}},
+           {"cluster",
+            {{"gpu", input.cluster.gpu},
+             {"peak_tflops", input.cluster.peak_flops_per_second / kTera},
+             {"gpus_per_node", input.cluster.gpus_per_node},
+             {"nvlink_domain", input.cluster.nvlink_domain_gpus},
+             {"scale_out_gbps", input.cluster.scale_out_bytes_per_second * 8 / 1e9}}},
+           {"moe_load_factor", input.moe_load_factor},
+           {"memory",
+            {{"max_peak_bytes", input.memory.max_peak_bytes},
+             {"max_peak_pp_rank", input.memory.max_peak_pipeline_rank},
+             {"gpu_memory_bytes", input.cluster.gpu_memory_bytes},
+             {"fits", Fits(input)}}}};
+  if (!input.gdn_backend.empty()) out["gdn_backend"] = input.gdn_backend;
+  if (input.sequence_lengths) {
+    const SequenceLengthSummary& s = *input.sequence_lengths;
+    out["sequence_lengths"] = {
+        {"mean_length", s.mean_length},
+        {"bshd_useful_token_fraction", s.bshd_useful_token_fraction},
+        {"bshd_useful_tokens_per_s_per_gpu", s.bshd_useful_tokens_per_s_per_gpu},
+        {"thd_step_time_s", s.thd_step_seconds},
+        {"thd_useful_tokens_per_s_per_gpu", s.thd_useful_tokens_per_s_per_gpu}};
+  }
+  return out.dump(2) + "\n";
+}
+
+std::string RenderSimulateText(const SimulateReportInput& input) {
+  const sim::StepSimulation& sim = input.simulation;
+  const sim::StepMetrics& m = input.metrics;
+  const config::ParallelSizes& p = input.training.parallel;
+  std::string out = fmt::format(
+      "{} on {} x {} (TP{} PP{} VPP{} CP{} EP{} ETP{} DP{}), {} micro-batches of {} x {} "
+      "tokens\n\n",
+      input.model.name, p.world_size, input.cluster.gpu, p.tensor, p.pipeline, p.virtual_stages,
+      p.context, p.expert, p.ExpertTensor(), p.Data(),
+      sim.lanes.empty() ? 0 : sim.lanes.front().graph.num_micro_batches,
+      input.training.batch.micro_batch_size, input.training.batch.seq_length);
+  out += fmt::format("  step time             {}\n", Ms(m.step_seconds));
+  out += fmt::format("  tokens/s/GPU          {:.1f}\n", m.tokens_per_second_per_gpu);
+  out += fmt::format("  model TFLOP/s/GPU     {:.1f}  (Megatron FLOPs convention)\n",
+                     m.model_flops_per_second_per_gpu / kTera);
+  out += fmt::format("  MFU                   {:.1f}%  (of {:.0f} TFLOP/s dense BF16)\n",
+                     100 * m.mfu, input.cluster.peak_flops_per_second / kTera);
+  if (input.moe_load_factor != 1) {
+    out += fmt::format("  MoE load factor       {:.3f}  (busiest expert rank / mean)\n",
+                       input.moe_load_factor);
+  }
+  if (!input.gdn_backend.empty()) {
+    out += fmt::format("  GDN kernel backend    {}\n", input.gdn_backend);
+  }
+  const sim::Breakdown& b = sim.breakdown;
+  out += fmt::format("\nWhere the time goes (pipeline stage {}, the last to finish)\n",
+                     sim.critical_pipeline_rank);
+  out += fmt::format("  {:<24}{:>14}{:>8}\n", "compute", Ms(b.total_compute_seconds),
+                     Percent(b.total_compute_seconds, m.step_seconds));
+  for (const auto& [family, seconds] : b.compute_seconds) {
+    out += fmt::format("    {:<22}{:>14}{:>8}\n", family, Ms(seconds),
+                       Percent(seconds, m.step_seconds));
+  }
+  out += fmt::format("  {:<24}{:>14}{:>8}\n", "exposed communication",
+                     Ms(b.total_exposed_comm_seconds),
+                     Percent(b.total_exposed_comm_seconds, m.step_seconds));
+  for (const auto& [group, seconds] : b.exposed_comm_seconds) {
+    out += fmt::format("    {:<22}{:>14}{:>8}\n", group, Ms(seconds),
+                       Percent(seconds, m.step_seconds));
+  }
+  out += fmt::format("  {:<24}{:>14}{:>8}\n", "pipeline bubble / idle", Ms(b.bubble_seconds),
+                     Percent(b.bubble_seconds, m.step_seconds));
+  out += "\nCritical path (largest shares)\n";
+  for (size_t i = 0; i < sim.critical_path.size() && i < 8; ++i) {
+    const sim::CriticalPathShare& share = sim.critical_path[i];
+    out += fmt::format("  pp{:<3} {:<26}{:>14}{:>8}\n", share.pipeline_rank, share.category,
+                       Ms(share.seconds), Percent(share.seconds, m.step_seconds));
+  }
+  out += "\nStages\n";
+  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}\n", "pp", "rank", "finishes", "compute",
+                     "exposed comm", "idle");
+  for (size_t i = 0; i < sim.lanes.size(); ++i) {
+    const sim::Breakdown& s = sim.stage_breakdowns[i];
+    out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}\n", sim.lanes[i].pipeline_rank,
+                       sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds), Ms(s.total_compute_seconds),
+                       Ms(s.total_exposed_comm_seconds), Ms(s.bubble_seconds));
+  }
+  if (input.sequence_lengths) {
+    const SequenceLengthSummary& s = *input.sequence_lengths;
+    out += fmt::format(
+        "\nSequence lengths (mean {:.0f} tokens)\n"
+        "  BSHD padded: {:.1f}% of tokens are real, {:.1f} useful tokens/s/GPU\n"
+        "  THD packed:  step {}, {:.1f} useful tokens/s/GPU\n",
+        s.mean_length, 100 * s.bshd_useful_token_fraction, s.bshd_useful_tokens_per_s_per_gpu,
+        Ms(s.thd_step_seconds), s.thd_useful_tokens_per_s_per_gpu);
+  }
+  out += fmt::format("\nMemory: peak {} on pipeline stage {} of {} usable: {}\n",
+                     Gib(input.memory.max_peak_bytes), input.memory.max_peak_pipeline_rank,
+                     Gib(input.cluster.gpu_memory_bytes), Fits(input) ? "fits" : "does NOT fit");
+  return out;
+}
+
+}  // namespace trainscope::report

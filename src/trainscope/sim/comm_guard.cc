@@ -1,0 +1,43 @@
+#include "trainscope/sim/comm_guard.h"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include "trainscope/error.h"
+
+namespace trainscope::sim {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, CommGuardMode>, 3> kModeNames = {{
+    {"all", CommGuardMode::kAll},
+    {"selected", CommGuardMode::kSelected},
+    {"off", CommGuardMode::kOff},
+}};
+
+// DeepEP / HybridEP token exchange (graph/moe_ops.cc FlexComm): custom kernels that never go
+// through torch.distributed.
+bool IsFlexDispatcherOp(const graph::Op& op) {
+  const std::string_view name = op.name;
+  return name.starts_with("moe.dispatch.flex") || name.starts_with("moe.combine.flex");
+}
+
+}  // namespace
+
+CommGuardMode ParseCommGuardMode(const std::string& value) {
+  for (const auto& [name, mode] : kModeNames) {
+    if (name == value) return mode;
+  }
+  throw UsageError("--comm-memory-guard: unknown mode \"" + value +
+                   "\" (expected all, selected or off)");
+}
+
+bool GuardApplies(const graph::Op& op, CommGuardMode mode) {
+  if (!op.IsComm() || mode == CommGuardMode::kOff || IsFlexDispatcherOp(op)) return false;
+  if (mode == CommGuardMode::kAll) return true;
+  // kSelected: only the torch.distributed functions slime still checks (see the header).
+  return op.collective == graph::Collective::kAllReduce ||
+         op.collective == graph::Collective::kBroadcast;
+}
+
+}  // namespace trainscope::sim

@@ -1,0 +1,39 @@
+// Binds the hardware cost models to the simulator: compute ops through the roofline of
+// cost/compute_cost (precision from the FP8 flags, the GDN kernel backend), collectives through
+// cost/collective_cost on the placement of the issuing rank's group in the cluster, plus the
+// optional per-call communication memory guard. Group placements are computed once per
+// (group kind, rank) and cached inside the returned closures.
+#ifndef TRAINSCOPE_SIM_OP_COSTS_H_
+#define TRAINSCOPE_SIM_OP_COSTS_H_
+
+#include <functional>
+
+#include "trainscope/config/cluster.h"
+#include "trainscope/config/training_config.h"
+#include "trainscope/cost/compute_cost.h"
+#include "trainscope/sim/step_simulator.h"
+
+namespace trainscope::sim {
+
+struct HardwareCostOptions {
+  config::ClusterSpec cluster;
+  cost::ComputeEfficiency compute;
+  cost::GdnBackend gdn_backend = cost::GdnBackend::kFla;
+  // Communication memory guard: seconds added to each collective for which `guard_applies`
+  // returns true (unset = no guard).
+  std::function<bool(const graph::Op&)> guard_applies;
+  double guard_seconds = 0;
+  // Multiplies the time of core attention (forward and backward): THD packing of short
+  // sequences does less attention work than one dense causal sequence of the packed length.
+  double attention_scale = 1;
+};
+
+// GEMMs run in FP8 when --fp8-format is set, else BF16.
+[[nodiscard]] cost::MathPrecision GemmPrecision(const config::TrainingConfig& training);
+
+[[nodiscard]] OpCostModel BindHardwareCosts(const config::TrainingConfig& training,
+                                            const HardwareCostOptions& options);
+
+}  // namespace trainscope::sim
+
+#endif  // TRAINSCOPE_SIM_OP_COSTS_H_

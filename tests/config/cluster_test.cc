@@ -1,0 +1,52 @@
+// Preset cluster layouts: HGX nodes of 8 GPUs in one NVLink domain; GB200/GB300 NVL72 with trays
+// of 4 GPUs in a 72-GPU domain; NVLS only on Hopper/Blackwell NVSwitch systems.
+#include "trainscope/config/cluster.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+namespace trainscope::config {
+namespace {
+
+GpuSpec Gpu(const char* name) {
+  const std::optional<GpuSpec> gpu = FindGpu(name);
+  EXPECT_TRUE(gpu.has_value());
+  return gpu.value_or(GpuSpec{});
+}
+
+TEST(ClusterTest, Gb200DefaultsToAnNvl72Domain) {
+  const ClusterSpec cluster = DefaultCluster(Gpu("GB200"));
+  EXPECT_EQ(cluster.nvlink_domain_gpus, 72);
+  EXPECT_EQ(cluster.gpus_per_node, 4);
+  EXPECT_TRUE(cluster.nvls);
+  EXPECT_DOUBLE_EQ(cluster.scale_out_bytes_per_second, 50e9);  // 400 Gb/s CX-7
+  EXPECT_EQ(DefaultCluster(Gpu("GB300")).nvlink_domain_gpus, 72);
+  EXPECT_DOUBLE_EQ(DefaultCluster(Gpu("GB300")).scale_out_bytes_per_second, 100e9);  // 800 Gb/s
+}
+
+TEST(ClusterTest, HgxNodesAreTheirOwnNvlinkDomain) {
+  for (const char* name : {"H100", "H200", "B200", "B300", "A100"}) {
+    SCOPED_TRACE(name);
+    const ClusterSpec cluster = DefaultCluster(Gpu(name));
+    EXPECT_EQ(cluster.gpus_per_node, 8);
+    EXPECT_EQ(cluster.nvlink_domain_gpus, 8);
+    EXPECT_EQ(cluster.gpu, Gpu(name));
+  }
+}
+
+TEST(ClusterTest, NvlsOnlyOnHopperAndBlackwellNvswitch) {
+  EXPECT_TRUE(DefaultCluster(Gpu("H100")).nvls);
+  EXPECT_TRUE(DefaultCluster(Gpu("B200")).nvls);
+  EXPECT_FALSE(DefaultCluster(Gpu("A100")).nvls);
+  EXPECT_FALSE(DefaultCluster(Gpu("A800")).nvls);
+  EXPECT_FALSE(DefaultCluster(Gpu("L20")).nvls);
+}
+
+TEST(ClusterTest, MissingNicFigureStaysZero) {
+  // H20's scale-out is deployment-specific (hardware.md §1).
+  EXPECT_EQ(DefaultCluster(Gpu("H20")).scale_out_bytes_per_second, 0);
+}
+
+}  // namespace
+}  // namespace trainscope::config

@@ -1,0 +1,103 @@
+// Calibration file: overrides reach the cost structs, unset fields keep their defaults, and every
+// kind of bad input is an InputError naming the file and the key.
+#include "trainscope/io/calibration_file.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "trainscope/error.h"
+
+namespace trainscope::io {
+namespace {
+
+using testing::AllOf;
+using testing::HasSubstr;
+using testing::ThrowsMessage;
+
+const std::string kDataDir = TRAINSCOPE_TEST_DATA_DIR;
+
+void ExpectError(const std::string& json, const std::string& key) {
+  EXPECT_THAT([&] { (void)ParseCalibration(json, "cal.json"); },
+              ThrowsMessage<InputError>(AllOf(HasSubstr("cal.json"), HasSubstr(key))))
+      << json;
+}
+
+TEST(CalibrationFileTest, AppliesComputeLinkAndBackendOverrides) {
+  const CalibrationOverrides overrides = LoadCalibrationFile(kDataDir + "/calibration.json");
+  cost::ComputeEfficiency expected_compute;
+  expected_compute.bf16_gemm_efficiency = 0.7;
+  expected_compute.gemm_tile_m = 256;
+  expected_compute.attention_backward_efficiency = 0.45;
+  EXPECT_EQ(ApplyCalibration(overrides, cost::ComputeEfficiency{}), expected_compute);
+  cost::LinkEfficiency expected_links;
+  expected_links.nvlink_bus_efficiency = 0.78;
+  expected_links.scale_out_latency_seconds = 5e-6;
+  EXPECT_EQ(ApplyCalibration(overrides, cost::LinkEfficiency{}), expected_links);
+  EXPECT_EQ(overrides.gdn_backend, cost::GdnBackend::kFlashQla);
+}
+
+TEST(CalibrationFileTest, EmptyObjectChangesNothing) {
+  const CalibrationOverrides overrides = ParseCalibration("{}", "cal.json");
+  EXPECT_EQ(ApplyCalibration(overrides, cost::ComputeEfficiency{}), cost::ComputeEfficiency{});
+  EXPECT_EQ(ApplyCalibration(overrides, cost::LinkEfficiency{}), cost::LinkEfficiency{});
+  EXPECT_FALSE(overrides.gdn_backend.has_value());
+}
+
+TEST(CalibrationFileTest, AcceptsEfficiencyOfExactlyOne) {
+  const CalibrationOverrides overrides = ParseCalibration(R"({"memory_efficiency": 1})", "c");
+  EXPECT_EQ(ApplyCalibration(overrides, cost::ComputeEfficiency{}).memory_efficiency, 1.0);
+}
+
+TEST(CalibrationFileTest, RejectsUnknownKey) {
+  ExpectError(R"({"gemm_efficiency": 0.5})", "gemm_efficiency");
+}
+
+TEST(CalibrationFileTest, RejectsUnknownLinksKey) {
+  ExpectError(R"({"links": {"nvlink_efficiency": 0.5}})", "links.nvlink_efficiency");
+}
+
+TEST(CalibrationFileTest, RejectsWrongType) {
+  ExpectError(R"({"fused_kernel_efficiency": "0.5"})", "fused_kernel_efficiency");
+}
+
+TEST(CalibrationFileTest, RejectsZeroEfficiency) {
+  ExpectError(R"({"attention_forward_efficiency": 0})", "attention_forward_efficiency");
+}
+
+TEST(CalibrationFileTest, RejectsEfficiencyAboveOne) {
+  ExpectError(R"({"links": {"scale_out_bus_efficiency": 1.2}})", "links.scale_out_bus_efficiency");
+}
+
+TEST(CalibrationFileTest, RejectsTileThatIsNotAPositiveInteger) {
+  ExpectError(R"({"gemm_tile_k": 0})", "gemm_tile_k");
+  ExpectError(R"({"gemm_tile_n": 64.5})", "gemm_tile_n");
+}
+
+TEST(CalibrationFileTest, RejectsNegativeLatency) {
+  ExpectError(R"({"links": {"nvlink_latency_seconds": -1e-6}})", "links.nvlink_latency_seconds");
+}
+
+TEST(CalibrationFileTest, RejectsUnknownGdnBackend) {
+  ExpectError(R"({"gdn_backend": "triton"})", "gdn_backend");
+  ExpectError(R"({"gdn_backend": 1})", "gdn_backend");
+}
+
+TEST(CalibrationFileTest, RejectsLinksThatAreNotAnObject) {
+  ExpectError(R"({"links": [1]})", "links");
+}
+
+TEST(CalibrationFileTest, RejectsTopLevelThatIsNotAnObject) { ExpectError("[0.5]", "object"); }
+
+TEST(CalibrationFileTest, RejectsMalformedJson) {
+  ExpectError("{\"memory_efficiency\": ", "malformed");
+}
+
+TEST(CalibrationFileTest, MissingFileNamesThePath) {
+  EXPECT_THAT([] { (void)LoadCalibrationFile("no/such/calibration.json"); },
+              ThrowsMessage<InputError>(HasSubstr("no/such/calibration.json")));
+}
+
+}  // namespace
+}  // namespace trainscope::io
