@@ -51,7 +51,7 @@ int Run(int argc, char** argv) {
   }
   bench::Efficiencies best;
   auto objective = [&](const bench::Efficiencies& e) {
-    return bench::MeanAbsoluteError(bench::Evaluate(fit_cases, e));
+    return bench::MeanAbsoluteError(bench::Evaluate(fit_cases, e, /*extrapolate=*/true));
   };
   double best_error = objective(best);
   std::cerr << fmt::format("start: MAPE {:.2f}% over {} fit rows\n", 100 * best_error,
@@ -79,7 +79,7 @@ int Run(int argc, char** argv) {
       }
     }
   }
-  const std::vector<bench::RowResult> all = bench::Evaluate(set.cases, best);
+  const std::vector<bench::RowResult> all = bench::Evaluate(set.cases, best, true);
   std::cerr << fmt::format("fit rows MAPE {:.2f}%; held-out (torchtitan, automodel) {:.2f}%\n",
                            100 * best_error,
                            100 * bench::MeanAbsoluteError(all, {"torchtitan", "automodel"}));

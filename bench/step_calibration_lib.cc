@@ -45,8 +45,23 @@ CaseSet LoadCases(const std::string& csv_path) {
   return set;
 }
 
+namespace {
+
+// Step seconds of `training` with `num_micro_batches` micro-batches per rank.
+double StepSeconds(const CalibrationCase& c, config::TrainingConfig training,
+                   int64_t num_micro_batches, const sim::HardwareCostOptions& options,
+                   const sim::SimulationOptions& sim_options) {
+  training.batch.global_batch_size =
+      num_micro_batches * training.batch.micro_batch_size * training.parallel.Data();
+  return sim::SimulateStep(c.model, training, sim::BindHardwareCosts(training, options),
+                           sim_options)
+      .step_seconds;
+}
+
+}  // namespace
+
 std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
-                                const Efficiencies& efficiencies) {
+                                const Efficiencies& efficiencies, bool extrapolate) {
   std::map<std::string, std::pair<double, double>> simulated;  // key -> (tokens/s, TFLOP/s)
   std::vector<RowResult> results;
   for (const CalibrationCase& c : cases) {
@@ -59,10 +74,20 @@ std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
       options.compute = efficiencies.compute;
       const sim::SimulationOptions sim_options{.interference_fraction =
                                                    efficiencies.interference_fraction};
-      const sim::StepSimulation step = sim::SimulateStep(
-          c.model, c.training, sim::BindHardwareCosts(c.training, options), sim_options);
+      const config::TrainingConfig& t = c.training;
+      const int64_t m =
+          t.batch.global_batch_size.value_or(0) / (t.batch.micro_batch_size * t.parallel.Data());
+      const int64_t few = 2 * t.parallel.pipeline;
+      double step_seconds = 0;
+      if (extrapolate && m > 2 * few) {
+        const double t1 = StepSeconds(c, t, few, options, sim_options);
+        const double t2 = StepSeconds(c, t, 2 * few, options, sim_options);
+        step_seconds = t1 + static_cast<double>(m - few) * (t2 - t1) / static_cast<double>(few);
+      } else {
+        step_seconds = StepSeconds(c, t, m, options, sim_options);
+      }
       const sim::StepMetrics metrics = sim::ComputeStepMetrics(
-          c.model, c.training, step.step_seconds, options.cluster.gpu.bf16_flops_per_second);
+          c.model, c.training, step_seconds, options.cluster.gpu.bf16_flops_per_second);
       it = simulated
                .emplace(key, std::pair{metrics.tokens_per_second_per_gpu,
                                        metrics.model_flops_per_second_per_gpu / 1e12})

@@ -35,9 +35,13 @@ struct CaseSet {
 };
 [[nodiscard]] CaseSet LoadCases(const std::string& csv_path);
 
-// Simulates every case (identical configurations once) on its GPU's default cluster.
+// Simulates every case (identical configurations once) on its GPU's default cluster. With
+// `extrapolate`, steps with more than 4p micro-batches are simulated at 2p and 4p micro-batches
+// and extended linearly (a pipeline's steady state adds the same time per micro-batch); the fit
+// uses this to stay fast, the report simulates every micro-batch.
 [[nodiscard]] std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
-                                              const Efficiencies& efficiencies);
+                                              const Efficiencies& efficiencies,
+                                              bool extrapolate = false);
 
 // Mean absolute error fraction of the results whose source family is in `families` (all when
 // empty).

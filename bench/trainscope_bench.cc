@@ -7,7 +7,10 @@
 #include "trainscope/config/validate.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/graph/step_graph.h"
+#include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
+#include "trainscope/sim/op_costs.h"
+#include "trainscope/sim/step_simulator.h"
 
 namespace trainscope {
 namespace {
@@ -66,6 +69,21 @@ void BM_BuildStepGraphLargeMoe(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(graph::BuildStepGraph(model, training, 4095));
 }
 BENCHMARK(BM_BuildStepGraphLargeMoe)->Unit(benchmark::kMillisecond);
+
+// One full simulation of the 4,096-GPU step (all four pipeline stages, H100 cluster), as
+// `trainscope simulate` runs it; and the same with 8,192 sequences per step (m = 16).
+void BM_SimulateStep397B4096Gpus(benchmark::State& state) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
+  config::TrainingConfig training = LargeMoeConfig();
+  training.batch.global_batch_size = state.range(0);
+  sim::HardwareCostOptions options;
+  options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        sim::SimulateStep(model, training, sim::BindHardwareCosts(training, options)));
+  }
+}
+BENCHMARK(BM_SimulateStep397B4096Gpus)->Arg(1024)->Arg(8192)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace trainscope

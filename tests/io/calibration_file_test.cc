@@ -94,6 +94,31 @@ TEST(CalibrationFileTest, RejectsMalformedJson) {
   ExpectError("{\"memory_efficiency\": ", "malformed");
 }
 
+TEST(CalibrationFileTest, AppliesRampAndNvlsLinkFields) {
+  const CalibrationOverrides overrides = ParseCalibration(
+      R"({"links": {"nvlink_half_bytes": 2e6, "scale_out_ramp_exponent": 0.7,
+                    "nvls_min_ranks": 4, "nvls_latency_seconds": 8e-5}})",
+      "cal.json");
+  const cost::LinkEfficiency links = ApplyCalibration(overrides, cost::LinkEfficiency{});
+  EXPECT_EQ(links.nvlink_half_bytes, 2e6);
+  EXPECT_EQ(links.scale_out_ramp_exponent, 0.7);
+  EXPECT_EQ(links.nvls_min_ranks, 4);
+  EXPECT_EQ(links.nvls_latency_seconds, 8e-5);
+  EXPECT_EQ(links.nvlink_bus_efficiency, cost::LinkEfficiency{}.nvlink_bus_efficiency);
+}
+
+TEST(CalibrationFileTest, RejectsNvlsMinRanksBelowTwo) {
+  ExpectError(R"({"links": {"nvls_min_ranks": 1}})", "links.nvls_min_ranks");
+}
+
+TEST(CalibrationFileTest, RejectsRampExponentAboveOne) {
+  ExpectError(R"({"links": {"nvlink_ramp_exponent": 1.5}})", "links.nvlink_ramp_exponent");
+}
+
+TEST(CalibrationFileTest, RejectsNegativeHalfBytes) {
+  ExpectError(R"({"links": {"scale_out_half_bytes": -1}})", "links.scale_out_half_bytes");
+}
+
 TEST(CalibrationFileTest, MissingFileNamesThePath) {
   EXPECT_THAT([] { (void)LoadCalibrationFile("no/such/calibration.json"); },
               ThrowsMessage<InputError>(HasSubstr("no/such/calibration.json")));

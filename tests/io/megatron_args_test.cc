@@ -110,6 +110,40 @@ TEST(MegatronArgsTest, ParsesPerLayerCpCommTypesAndVersionProfile) {
   EXPECT_FALSE(request.training.precision.grad_reduce_in_fp32);
 }
 
+TEST(MegatronArgsTest, ParsesFp8AndPrecisionAwareOptimizerFlags) {
+  const CliRequest request =
+      Parse({"memory", "--fp8-format", "hybrid", "--fp8-recipe", "tensorwise", "--fp8-param-gather",
+             "--use-precision-aware-optimizer", "--main-grads-dtype", "bf16", "--main-params-dtype",
+             "fp16", "--exp-avg-dtype", "fp8", "--exp-avg-sq-dtype", "bf16"});
+  const config::PrecisionConfig& precision = request.training.precision;
+  EXPECT_TRUE(precision.fp8_param_gather);
+  EXPECT_TRUE(precision.precision_aware_optimizer);
+  EXPECT_EQ(precision.main_grads, config::OptimizerDtype::kBf16);
+  EXPECT_FALSE(precision.grad_reduce_in_fp32);  // bf16 main grads: no fp32 accumulation
+  EXPECT_EQ(precision.main_params, config::OptimizerDtype::kFp16);
+  EXPECT_EQ(precision.exp_avg, config::OptimizerDtype::kFp8);
+  EXPECT_EQ(precision.exp_avg_sq, config::OptimizerDtype::kBf16);
+}
+
+TEST(MegatronArgsTest, RejectsOptimizerDtypesOutsideEachFlagsChoices) {
+  EXPECT_THAT(
+      [] {
+        (void)ParseCommandLine({"memory", "--main-params-dtype", "bf16"});
+      },
+      ThrowsMessage<UsageError>(
+          HasSubstr("--main-params-dtype: unsupported value \"bf16\" (expected fp32|fp16)")));
+  EXPECT_THAT(
+      [] {
+        (void)ParseCommandLine({"memory", "--main-grads-dtype", "fp8"});
+      },
+      ThrowsMessage<UsageError>(HasSubstr("--main-grads-dtype")));
+  EXPECT_THAT(
+      [] {
+        (void)ParseCommandLine({"memory", "--exp-avg-dtype", "int8"});
+      },
+      ThrowsMessage<UsageError>(HasSubstr("--exp-avg-dtype: unknown value \"int8\"")));
+}
+
 TEST(MegatronArgsTest, DefaultsFollowMegatron) {
   const CliRequest request = Parse({"params"});
   EXPECT_EQ(request.training.moe.dispatcher, config::TokenDispatcher::kAllGather);

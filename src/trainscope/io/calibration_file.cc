@@ -17,19 +17,21 @@ using Json = nlohmann::json;
 
 // How a field's value is checked.
 enum class FieldKind {
-  kFraction,            // a number in (0, 1]
-  kPositiveInteger,     // an integer >= 1
-  kNonNegativeSeconds,  // a number >= 0
+  kFraction,     // a number in (0, 1]: efficiencies
+  kExponent,     // a number in (0, 1]: ramp exponents (a larger one lets more bytes take less time)
+  kNonNegative,  // a number >= 0: latencies in seconds, ramp half sizes in bytes
+  kInteger,      // an integer >= Field::minimum: tile sizes, rank counts
 };
 
 // One overridable field of `Struct`: its JSON key, its check, and the member it sets (a double
-// member, or an int64_t member for kPositiveInteger).
+// member, or an int64_t member for kInteger).
 template <typename Struct>
 struct Field {
   std::string_view key;
   FieldKind kind;
   double Struct::*real = nullptr;
   int64_t Struct::*integer = nullptr;
+  int64_t minimum = 1;  // kInteger only
 };
 
 using cost::ComputeEfficiency;
@@ -39,9 +41,9 @@ using cost::LinkEfficiency;
 constexpr std::array<Field<ComputeEfficiency>, 13> kComputeFields = {{
     {"bf16_gemm_efficiency", FieldKind::kFraction, &ComputeEfficiency::bf16_gemm_efficiency},
     {"fp8_gemm_efficiency", FieldKind::kFraction, &ComputeEfficiency::fp8_gemm_efficiency},
-    {"gemm_tile_m", FieldKind::kPositiveInteger, nullptr, &ComputeEfficiency::gemm_tile_m},
-    {"gemm_tile_n", FieldKind::kPositiveInteger, nullptr, &ComputeEfficiency::gemm_tile_n},
-    {"gemm_tile_k", FieldKind::kPositiveInteger, nullptr, &ComputeEfficiency::gemm_tile_k},
+    {"gemm_tile_m", FieldKind::kInteger, nullptr, &ComputeEfficiency::gemm_tile_m},
+    {"gemm_tile_n", FieldKind::kInteger, nullptr, &ComputeEfficiency::gemm_tile_n},
+    {"gemm_tile_k", FieldKind::kInteger, nullptr, &ComputeEfficiency::gemm_tile_k},
     {"fused_kernel_efficiency", FieldKind::kFraction, &ComputeEfficiency::fused_kernel_efficiency},
     {"memory_efficiency", FieldKind::kFraction, &ComputeEfficiency::memory_efficiency},
     {"attention_forward_efficiency", FieldKind::kFraction,
@@ -58,13 +60,20 @@ constexpr std::array<Field<ComputeEfficiency>, 13> kComputeFields = {{
      &ComputeEfficiency::gdn_flashqla_backward_efficiency},
 }};
 
-// The one table of LinkEfficiency keys.
-constexpr std::array<Field<LinkEfficiency>, 4> kLinkFields = {{
+// The one table of LinkEfficiency keys (config/cluster.h); the ranges are those of the cluster
+// file's link keys (io/cluster_file.cc), so both files accept the same values.
+constexpr std::array<Field<LinkEfficiency>, 11> kLinkFields = {{
     {"nvlink_bus_efficiency", FieldKind::kFraction, &LinkEfficiency::nvlink_bus_efficiency},
-    {"nvlink_latency_seconds", FieldKind::kNonNegativeSeconds,
-     &LinkEfficiency::nvlink_latency_seconds},
+    {"nvlink_latency_seconds", FieldKind::kNonNegative, &LinkEfficiency::nvlink_latency_seconds},
+    {"nvlink_half_bytes", FieldKind::kNonNegative, &LinkEfficiency::nvlink_half_bytes},
+    {"nvlink_ramp_exponent", FieldKind::kExponent, &LinkEfficiency::nvlink_ramp_exponent},
+    {"nvls_efficiency", FieldKind::kFraction, &LinkEfficiency::nvls_efficiency},
+    {"nvls_latency_seconds", FieldKind::kNonNegative, &LinkEfficiency::nvls_latency_seconds},
+    {"nvls_min_ranks", FieldKind::kInteger, nullptr, &LinkEfficiency::nvls_min_ranks, 2},
     {"scale_out_bus_efficiency", FieldKind::kFraction, &LinkEfficiency::scale_out_bus_efficiency},
-    {"scale_out_latency_seconds", FieldKind::kNonNegativeSeconds,
+    {"scale_out_half_bytes", FieldKind::kNonNegative, &LinkEfficiency::scale_out_half_bytes},
+    {"scale_out_ramp_exponent", FieldKind::kExponent, &LinkEfficiency::scale_out_ramp_exponent},
+    {"scale_out_latency_seconds", FieldKind::kNonNegative,
      &LinkEfficiency::scale_out_latency_seconds},
 }};
 
@@ -73,29 +82,34 @@ constexpr std::array<Field<LinkEfficiency>, 4> kLinkFields = {{
   throw InputError(fmt::format("{}: {}: {}", source, key, problem));
 }
 
-// Checks `value` against `kind` and returns it as a double. `key` is the full key path.
-double CheckedValue(const Json& value, FieldKind kind, const std::string& key,
+// Checks `value` against `field` and returns it as a double. `key` is the full key path.
+template <typename Struct>
+double CheckedValue(const Json& value, const Field<Struct>& field, const std::string& key,
                     const std::string& source) {
   const std::string got = value.dump();
-  switch (kind) {
+  if (field.kind == FieldKind::kInteger) {
+    if (!value.is_number_integer() || value.get<int64_t>() < field.minimum ||
+        (value.is_number_unsigned() && value.get<uint64_t>() > 1'000'000)) {
+      Fail(source, key, fmt::format("expected an integer >= {} (got {})", field.minimum, got));
+    }
+    return static_cast<double>(value.get<int64_t>());
+  }
+  if (!value.is_number()) Fail(source, key, fmt::format("expected a number (got {})", got));
+  const double number = value.get<double>();
+  switch (field.kind) {
     case FieldKind::kFraction:
-      if (!value.is_number()) Fail(source, key, fmt::format("expected a number (got {})", got));
-      if (!(value.get<double>() > 0 && value.get<double>() <= 1)) {
-        Fail(source, key, fmt::format("efficiency out of range (got {}, expected (0, 1])", got));
+    case FieldKind::kExponent:
+      if (!(number > 0 && number <= 1)) {
+        Fail(source, key, fmt::format("out of range (got {}, expected a number in (0, 1])", got));
       }
-      return value.get<double>();
-    case FieldKind::kPositiveInteger:
-      if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
-          (value.is_number_unsigned() && value.get<uint64_t>() > 1'000'000)) {
-        Fail(source, key, fmt::format("expected an integer >= 1 (got {})", got));
+      return number;
+    case FieldKind::kNonNegative:
+      if (!(number >= 0)) {
+        Fail(source, key, fmt::format("out of range (got {}, expected a number >= 0)", got));
       }
-      return static_cast<double>(value.get<int64_t>());
-    case FieldKind::kNonNegativeSeconds:
-      if (!value.is_number()) Fail(source, key, fmt::format("expected a number (got {})", got));
-      if (!(value.get<double>() >= 0) || !std::isfinite(value.get<double>())) {
-        Fail(source, key, fmt::format("expected seconds >= 0 (got {})", got));
-      }
-      return value.get<double>();
+      return number;
+    case FieldKind::kInteger:
+      break;
   }
   TRAINSCOPE_CHECK(false, "unhandled FieldKind");
   return 0;
@@ -109,7 +123,7 @@ bool ReadField(const std::array<Field<Struct>, N>& fields, const std::string& ke
                std::map<std::string, double>& into) {
   for (const Field<Struct>& field : fields) {
     if (field.key != key) continue;
-    into[key] = CheckedValue(value, field.kind, key_path, source);
+    into[key] = CheckedValue(value, field, key_path, source);
     return true;
   }
   return false;

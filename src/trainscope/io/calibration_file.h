@@ -29,9 +29,10 @@ struct CalibrationOverrides {
 
 // Parses calibration JSON text; `source` names it in messages. Throws InputError
 // "<source>: <key.path>: <problem> (got X, expected Y)" for malformed JSON, a top level that is
-// not an object, an unknown key, a wrong JSON type, an efficiency (a field ending in
-// "_efficiency") outside (0, 1], a tile size that is not an integer >= 1, a latency (a field
-// ending in "_seconds") that is negative, or an unknown GDN backend name.
+// not an object, an unknown key, a wrong JSON type, or a value outside its field's range:
+// efficiencies and ramp exponents in (0, 1], latencies (`*_seconds`) and ramp sizes (`*_bytes`)
+// >= 0, tile sizes integers >= 1, nvls_min_ranks an integer >= 2, gdn_backend "fla" or
+// "flashqla".
 [[nodiscard]] CalibrationOverrides ParseCalibration(std::string_view text,
                                                     const std::string& source);
 

@@ -1,0 +1,197 @@
+// End-to-end tests of `trainscope simulate`: the JSON contract, the Chrome trace, the sanity
+// properties issue 4 asks for (DP scaling, NVLink monotonicity, single-GPU steps), the
+// sequence-length and routing-skew options, and bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "cli_runner.h"
+
+namespace trainscope {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+// H100 dense BF16 peak, reference/hardware.md §1.
+constexpr double kH100PeakTflops = 989.4;
+
+Json SimulateJson(const std::string& args) {
+  const Outcome outcome = RunCli("simulate " + args + " --json");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+  return Json::parse(outcome.out);
+}
+
+std::filesystem::path TempPath(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         (name + "_" + std::to_string(::getpid()) + ".json");
+}
+
+constexpr const char* kDense8b =
+    "--model Qwen/Qwen3-8B --tp 2 --pp 2 --num-gpus 16 --gbs 64 --seq 4096 --sequence-parallel "
+    "--use-distributed-optimizer";
+
+TEST(SimulateCliTest, JsonHasTheContractKeysAndConsistentThroughput) {
+  const Json json = SimulateJson(kDense8b);
+  for (const char* key : {"step_time_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"}) {
+    ASSERT_TRUE(json[key].is_number()) << key;
+  }
+  ASSERT_TRUE(json["breakdown"].is_object());
+  for (const char* key : {"compute_s", "exposed_comm_s"}) {
+    EXPECT_TRUE(json["breakdown"][key].is_object()) << key;
+  }
+  for (const char* key : {"bubble_s", "optimizer_s"}) {
+    EXPECT_TRUE(json["breakdown"][key].is_number()) << key;
+  }
+  const double step = json["step_time_s"].get<double>();
+  // 64 sequences of 4096 tokens over 16 GPUs.
+  EXPECT_NEAR(json["tokens_per_s_per_gpu"].get<double>(), 64.0 * 4096 / step / 16, 1e-6);
+  EXPECT_NEAR(json["mfu"].get<double>(),
+              json["model_tflops_per_gpu"].get<double>() / kH100PeakTflops, 1e-9);
+  // The stage that finishes last partitions the step into compute, exposed comm and idle.
+  const Json& b = json["breakdown"];
+  EXPECT_NEAR(b["compute_total_s"].get<double>() + b["exposed_comm_total_s"].get<double>() +
+                  b["bubble_s"].get<double>(),
+              step, 1e-9 * step);
+  EXPECT_EQ(json["stages"].size(), 2u);
+  EXPECT_TRUE(json["memory"]["fits"].is_boolean());
+}
+
+TEST(SimulateCliTest, SingleGpuStepIsItsCompute) {
+  const Json json = SimulateJson("--model Qwen/Qwen3-0.6B --gbs 2 --seq 2048");
+  const double step = json["step_time_s"].get<double>();
+  EXPECT_NEAR(json["breakdown"]["compute_total_s"].get<double>(), step, 1e-12 * step);
+  EXPECT_TRUE(json["breakdown"]["exposed_comm_s"].empty());
+}
+
+TEST(SimulateCliTest, DoublingDataParallelGpusHalvesPerGpuWork) {
+  // Same global batch on 8 and 16 GPUs (DP 8 -> 16): each GPU runs half the micro-batches, so
+  // its compute halves exactly and the step takes about half as long.
+  const Json eight = SimulateJson("--model Qwen/Qwen3-0.6B --num-gpus 8 --gbs 64 --seq 2048");
+  const Json sixteen = SimulateJson("--model Qwen/Qwen3-0.6B --num-gpus 16 --gbs 64 --seq 2048");
+  const double compute_ratio = eight["breakdown"]["compute_total_s"].get<double>() /
+                               sixteen["breakdown"]["compute_total_s"].get<double>();
+  EXPECT_NEAR(compute_ratio, 2.0, 1e-9);
+  const double step_ratio =
+      eight["step_time_s"].get<double>() / sixteen["step_time_s"].get<double>();
+  EXPECT_GT(step_ratio, 1.6);
+  EXPECT_LE(step_ratio, 2.0 + 1e-9);
+}
+
+TEST(SimulateCliTest, DoublingNvlinkBandwidthNeverSlowsTheStep) {
+  const std::filesystem::path slow = TempPath("nvlink_450");
+  const std::filesystem::path fast = TempPath("nvlink_900");
+  std::ofstream(slow) << R"({"gpu": "H100", "nvlink_gbps": 450})";
+  std::ofstream(fast) << R"({"gpu": "H100", "nvlink_gbps": 900})";
+  for (const char* layout :
+       {"--model Qwen/Qwen3-8B --tp 8 --num-gpus 16 --gbs 32 --seq 4096 --sequence-parallel",
+        "--model Qwen/Qwen3-30B-A3B --ep 8 --num-gpus 16 --gbs 32 --seq 4096 "
+        "--moe-token-dispatcher-type alltoall --moe-grouped-gemm --use-distributed-optimizer"}) {
+    const double t_slow =
+        SimulateJson(std::string(layout) + " --cluster " + slow.string())["step_time_s"];
+    const double t_fast =
+        SimulateJson(std::string(layout) + " --cluster " + fast.string())["step_time_s"];
+    EXPECT_LE(t_fast, t_slow) << layout;
+    EXPECT_LT(t_fast, t_slow) << layout;  // these layouts do expose NVLink traffic
+  }
+  std::filesystem::remove(slow);
+  std::filesystem::remove(fast);
+}
+
+TEST(SimulateCliTest, TraceHasOneProcessPerStageAndNamedSlices) {
+  const std::filesystem::path trace = TempPath("trace");
+  const Outcome outcome =
+      RunCli(std::string("simulate ") + kDense8b + " --trace " + trace.string());
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  std::ifstream in(trace);
+  const Json json = Json::parse(in);
+  std::set<int64_t> pids;
+  int64_t slices = 0;
+  for (const Json& event : json["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "process_name") pids.insert(event["pid"]);
+    if (event["ph"] != "X") continue;
+    ++slices;
+    const std::string name = event["name"];
+    if (event["args"]["microbatch"].get<int64_t>() >= 0) EXPECT_THAT(name, HasSubstr("mb"));
+    if (event["args"]["layer"].get<int64_t>() >= 0) EXPECT_THAT(name, HasSubstr("L"));
+    EXPECT_GE(event["dur"].get<double>(), 0);
+  }
+  EXPECT_EQ(pids, (std::set<int64_t>{0, 8}));  // the PP group of rank 0: ranks 0 and 8
+  EXPECT_GT(slices, 100);
+  std::filesystem::remove(trace);
+}
+
+TEST(SimulateCliTest, SequenceLengthDistributionReportsPaddingAndPacking) {
+  // Half the samples have 1024 tokens and half 4096, s = 4096: BSHD computes 4096 per sample,
+  // of which E[min(l, s)] = 2560 are real: 2560 / 4096 = 0.625.
+  const std::filesystem::path histogram = TempPath("lengths");
+  std::ofstream(histogram) << "length,count\n1024,1\n4096,1\n";
+  const Json json =
+      SimulateJson(std::string(kDense8b) + " --seq-length-distribution " + histogram.string());
+  const Json& s = json["sequence_lengths"];
+  EXPECT_NEAR(s["mean_length"].get<double>(), 2560, 1e-9);
+  EXPECT_NEAR(s["bshd_useful_token_fraction"].get<double>(), 0.625, 1e-12);
+  EXPECT_NEAR(s["bshd_useful_tokens_per_s_per_gpu"].get<double>(),
+              0.625 * json["tokens_per_s_per_gpu"].get<double>(), 1e-6);
+  // Packing does less attention work than dense causal attention over 4096 tokens.
+  EXPECT_LT(s["thd_step_time_s"].get<double>(), json["step_time_s"].get<double>());
+  std::filesystem::remove(histogram);
+}
+
+TEST(SimulateCliTest, RoutingSkewSlowsTheMoeStep) {
+  const std::string layout =
+      "--model Qwen/Qwen3-30B-A3B --ep 8 --num-gpus 8 --gbs 16 --seq 4096 "
+      "--moe-token-dispatcher-type alltoall --moe-grouped-gemm --use-distributed-optimizer";
+  const Json balanced = SimulateJson(layout);
+  const Json skewed = SimulateJson(layout + " --moe-routing-skew 1.0");
+  EXPECT_EQ(balanced["moe_load_factor"].get<double>(), 1.0);
+  EXPECT_GT(skewed["moe_load_factor"].get<double>(), 1.0);
+  EXPECT_GT(skewed["step_time_s"].get<double>(), balanced["step_time_s"].get<double>());
+}
+
+TEST(SimulateCliTest, BadOptionsExitTwoWithOneMessage) {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"--comm-memory-guard sometimes", "--comm-memory-guard"},
+      {"--qwen-gdn-backend flashqla", "--qwen-gdn-backend"},  // Qwen3-8B has no GDN layers
+      {"--moe-routing-skew 1.2", "--moe-routing-skew"},       // nor MoE layers
+      {"--gpu H900", "--gpu"},
+      {"--gpus-per-node 0", "--gpus-per-node"},
+  };
+  for (const auto& c : cases) {
+    const Outcome outcome = RunCli(std::string("simulate ") + kDense8b + " " + c.args);
+    EXPECT_EQ(outcome.exit_code, 2) << c.args;
+    EXPECT_THAT(outcome.err, HasSubstr(c.message)) << c.args;
+    EXPECT_TRUE(outcome.out.empty()) << c.args;
+  }
+}
+
+TEST(SimulateCliTest, UnwritableTraceFailsWithoutPartialOutput) {
+  const Outcome outcome =
+      RunCli(std::string("simulate ") + kDense8b + " --trace /nonexistent-dir/trace.json");
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_THAT(outcome.err, HasSubstr("/nonexistent-dir/trace.json"));
+  EXPECT_FALSE(std::filesystem::exists("/nonexistent-dir/trace.json"));
+}
+
+TEST(SimulateCliTest, GdnModelReportsItsKernelBackend) {
+  const std::string layout =
+      "--model Qwen/Qwen3.5-27B --tp 4 --num-gpus 8 --gbs 8 --seq 4096 --sequence-parallel";
+  const Json fla = SimulateJson(layout);
+  const Json flashqla = SimulateJson(layout + " --qwen-gdn-backend flashqla");
+  EXPECT_EQ(fla["gdn_backend"], "fla");
+  EXPECT_EQ(flashqla["gdn_backend"], "flashqla");
+  EXPECT_LT(flashqla["breakdown"]["compute_s"]["gdn"].get<double>(),
+            fla["breakdown"]["compute_s"]["gdn"].get<double>());
+}
+
+}  // namespace
+}  // namespace trainscope
