@@ -21,6 +21,8 @@
 namespace trainscope {
 namespace {
 
+// Bounds: efficiencies are fractions of a peak; flash attention stays at or below 0.8 of the
+// BF16 peak, above the best published kernel (FlashAttention-3 forward, about 0.75 on H100).
 struct Parameter {
   const char* name;
   std::function<double&(bench::Efficiencies&)> field;
@@ -36,9 +38,9 @@ std::vector<Parameter> Parameters() {
       {"fp8_gemm_efficiency", [](E& e) -> double& { return e.compute.fp8_gemm_efficiency; }, 0.2,
        1.0},
       {"attention_forward_efficiency",
-       [](E& e) -> double& { return e.compute.attention_forward_efficiency; }, 0.2, 1.0},
+       [](E& e) -> double& { return e.compute.attention_forward_efficiency; }, 0.2, 0.8},
       {"attention_backward_efficiency",
-       [](E& e) -> double& { return e.compute.attention_backward_efficiency; }, 0.2, 1.0},
+       [](E& e) -> double& { return e.compute.attention_backward_efficiency; }, 0.2, 0.8},
       {"memory_efficiency", [](E& e) -> double& { return e.compute.memory_efficiency; }, 0.3, 1.0},
   };
 }
@@ -68,7 +70,7 @@ int Run(int argc, char** argv) {
           value = std::clamp(value * factor, p.low, p.high);
           if (value == p.field(best)) continue;
           const double error = objective(trial);
-          if (error < best_error - 1e-6) {
+          if (error < best_error - 1e-4) {  // at least 0.01 percentage points
             best = trial;
             best_error = error;
             improved = true;

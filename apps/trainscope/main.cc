@@ -137,26 +137,10 @@ config::GpuSpec LoadGpu(const io::CliRequest& request) {
   return *gpu;
 }
 
-cost::MemoryOverheads Overheads(const io::CliRequest& request) {
-  cost::MemoryOverheads overheads;
-  if (request.cuda_context_gib) {
-    overheads.cuda_context_bytes =
-        static_cast<int64_t>(*request.cuda_context_gib * static_cast<double>(kBytesPerGiB));
-  }
-  if (request.nccl_mib_per_communicator) {
-    overheads.nccl_bytes_per_communicator = static_cast<int64_t>(
-        *request.nccl_mib_per_communicator * static_cast<double>(kBytesPerMiB));
-  }
-  if (request.fragmentation_fraction) {
-    overheads.fragmentation_fraction = *request.fragmentation_fraction;
-  }
-  return overheads;
-}
-
 std::string RenderMemory(const io::CliRequest& request, const config::ModelConfig& model) {
   const config::GpuSpec gpu = LoadGpu(request);
   const cost::MemoryEstimate estimate =
-      cost::EstimateMemory(model, request.training, Overheads(request));
+      cost::EstimateMemory(model, request.training, app::MemoryOverheadsFor(request, model));
   const cost::MegatronMemoryEstimate megatron =
       cost::MegatronTheoreticalMemory(model, request.training);
   const report::MemoryReportInput input{model, estimate, megatron, gpu};
@@ -167,7 +151,7 @@ std::string RenderMemory(const io::CliRequest& request, const config::ModelConfi
 void WarnIfOutOfMemory(const io::CliRequest& request, const config::ModelConfig& model) {
   const config::GpuSpec gpu = LoadGpu(request);
   const cost::MemoryEstimate estimate =
-      cost::EstimateMemory(model, request.training, Overheads(request));
+      cost::EstimateMemory(model, request.training, app::MemoryOverheadsFor(request, model));
   if (estimate.max_peak_bytes <= gpu.memory_bytes) return;
   std::cerr << fmt::format(
       "warning: [memory] pipeline stage {} needs {:.1f} GiB, more than the {:.1f} GiB of a {} "

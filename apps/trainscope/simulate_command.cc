@@ -18,6 +18,7 @@
 #include "trainscope/sim/op_costs.h"
 #include "trainscope/sim/step_metrics.h"
 #include "trainscope/sim/step_simulator.h"
+#include "trainscope/units.h"
 
 namespace trainscope::app {
 namespace {
@@ -77,12 +78,31 @@ double MoeLoadFactor(const io::SimulateFlags& flags, const config::ModelConfig& 
 
 }  // namespace
 
+cost::MemoryOverheads MemoryOverheadsFor(const io::CliRequest& request,
+                                         const config::ModelConfig& model) {
+  cost::MemoryOverheads overheads;
+  if (request.cuda_context_gib) {
+    overheads.cuda_context_bytes =
+        static_cast<int64_t>(*request.cuda_context_gib * static_cast<double>(kBytesPerGiB));
+  }
+  if (request.nccl_mib_per_communicator) {
+    overheads.nccl_bytes_per_communicator = static_cast<int64_t>(
+        *request.nccl_mib_per_communicator * static_cast<double>(kBytesPerMiB));
+  }
+  if (request.fragmentation_fraction) {
+    overheads.fragmentation_fraction = *request.fragmentation_fraction;
+  }
+  overheads.moe_load_factor = MoeLoadFactor(request.simulate, model, request.training);
+  return overheads;
+}
+
 std::string RunSimulate(const io::CliRequest& request, const config::ModelConfig& model) {
   const io::SimulateFlags& flags = request.simulate;
   const config::TrainingConfig& training = request.training;
   sim::HardwareCostOptions cost_options = CostOptions(flags, model);
   sim::SimulationOptions options;
-  options.moe_load_factor = MoeLoadFactor(flags, model, training);
+  const cost::MemoryOverheads overheads = MemoryOverheadsFor(request, model);
+  options.moe_load_factor = overheads.moe_load_factor;
   if (flags.interference) options.interference_fraction = *flags.interference;
   const double peak = cost_options.cluster.gpu.bf16_flops_per_second;
   if (peak <= 0) {
@@ -94,7 +114,7 @@ std::string RunSimulate(const io::CliRequest& request, const config::ModelConfig
       sim::SimulateStep(model, training, sim::BindHardwareCosts(training, cost_options), options);
   const sim::StepMetrics metrics =
       sim::ComputeStepMetrics(model, training, simulation.step_seconds, peak);
-  const cost::MemoryEstimate memory = cost::EstimateMemory(model, training);
+  const cost::MemoryEstimate memory = cost::EstimateMemory(model, training, overheads);
 
   std::optional<report::SequenceLengthSummary> sequences;
   if (flags.seq_length_distribution_path) {

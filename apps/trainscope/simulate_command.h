@@ -7,9 +7,16 @@
 #include <string>
 
 #include "trainscope/config/model_config.h"
+#include "trainscope/cost/memory.h"
 #include "trainscope/io/megatron_args.h"
 
 namespace trainscope::app {
+
+// The memory overheads the command line sets: --memory-cuda-context-gib,
+// --memory-nccl-mib-per-communicator, --memory-fragmentation and the busiest expert rank's load
+// factor from --moe-routing-skew (1 without it).
+[[nodiscard]] cost::MemoryOverheads MemoryOverheadsFor(const io::CliRequest& request,
+                                                       const config::ModelConfig& model);
 
 // Precondition: Validate() accepted request.training for `model`. Throws UsageError / InputError
 // for bad simulate options and IoError when the trace cannot be written.

@@ -128,18 +128,18 @@ TEST(MegatronArgsTest, ParsesFp8AndPrecisionAwareOptimizerFlags) {
 TEST(MegatronArgsTest, RejectsOptimizerDtypesOutsideEachFlagsChoices) {
   EXPECT_THAT(
       [] {
-        (void)ParseCommandLine({"memory", "--main-params-dtype", "bf16"});
+        (void)Parse({"memory", "--main-params-dtype", "bf16"});
       },
       ThrowsMessage<UsageError>(
           HasSubstr("--main-params-dtype: unsupported value \"bf16\" (expected fp32|fp16)")));
   EXPECT_THAT(
       [] {
-        (void)ParseCommandLine({"memory", "--main-grads-dtype", "fp8"});
+        (void)Parse({"memory", "--main-grads-dtype", "fp8"});
       },
       ThrowsMessage<UsageError>(HasSubstr("--main-grads-dtype")));
   EXPECT_THAT(
       [] {
-        (void)ParseCommandLine({"memory", "--exp-avg-dtype", "int8"});
+        (void)Parse({"memory", "--exp-avg-dtype", "int8"});
       },
       ThrowsMessage<UsageError>(HasSubstr("--exp-avg-dtype: unknown value \"int8\"")));
 }

@@ -45,8 +45,8 @@ class OpSink {
   // The token rows are wgrad's reduction extent, so a grouped wgrad sums k over the groups.
   void Wgrad(const std::string& name, int64_t rows, int64_t out, int64_t in, int64_t groups = 1) {
     Op op = NewOp(name + ".wgrad");
-    op.gemm = GemmShape{
-        .m = out, .n = in, .k = rows, .groups = groups, .grouped_axis = GroupedAxis::kK};
+    op.gemm =
+        GemmShape{.m = out, .n = in, .k = rows, .groups = groups, .grouped_axis = GroupedAxis::kK};
     op.flops = 2 * rows * out * in;
     op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
     ops_.push_back(std::move(op));
