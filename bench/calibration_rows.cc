@@ -14,12 +14,6 @@
 namespace trainscope::bench {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower;
-}
-
 bool Contains(const std::string& haystack, std::string_view needle) {
   return haystack.find(needle) != std::string::npos;
 }
@@ -56,22 +50,82 @@ std::optional<config::Fp8Recipe> Fp8RecipeOf(const std::string& precision_lower)
   return config::Fp8Recipe::kDelayed;
 }
 
-void SetRecompute(const std::string& notes_lower, CalibrationCase& c) {
-  config::RecomputeConfig& recompute = c.training.recompute;
+void SetRecompute(const std::string& notes_lower, config::RecomputeConfig& recompute,
+                  std::vector<std::string>& assumptions) {
   if (Contains(notes_lower, "full ac") || Contains(notes_lower, "full recompute")) {
     recompute = {.granularity = config::RecomputeGranularity::kFull,
                  .method = config::RecomputeMethod::kUniform,
                  .num_layers = 1};
-    c.assumptions.push_back("full recompute");
+    assumptions.push_back("full recompute");
   } else if (Contains(notes_lower, "selective") || Contains(notes_lower, "sac")) {
     recompute.granularity = config::RecomputeGranularity::kSelective;
     recompute.modules = {"core_attn"};
     if (Contains(notes_lower, "mlp")) recompute.modules.push_back("mlp");
-    c.assumptions.push_back("selective recompute");
+    assumptions.push_back("selective recompute");
   }
 }
 
 }  // namespace
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::CalibrationRow& row,
+                                    std::vector<std::string>& assumptions) {
+  config::TrainingConfig t;
+  t.parallel = {.world_size = row.num_gpus.value_or(1),
+                .tensor = row.tp.value_or(1),
+                .pipeline = row.pp.value_or(1),
+                .virtual_stages = row.vp.value_or(1),
+                .context = row.cp.value_or(1),
+                .expert = row.ep.value_or(1),
+                .expert_tensor = row.etp.value_or(0)};
+  const bool interleaved_label =
+      std::any_of(row.qualifiers.begin(), row.qualifiers.end(),
+                  [](const std::string& q) { return q.rfind("vp:", 0) == 0; });
+  if (!row.vp && interleaved_label) {
+    t.parallel.virtual_stages = 2;
+    assumptions.push_back("vp=2 for 'interleaved'");
+  }
+  t.batch.seq_length = row.seq_len.value_or(4096);
+  t.batch.micro_batch_size = row.mbs.value_or(1);
+  if (!row.mbs) assumptions.push_back("mbs=1");
+  const int64_t data = t.parallel.Data();
+  if (row.gbs) {
+    t.batch.global_batch_size = row.gbs;
+  } else if (const std::optional<int64_t> local = NumberAfter(row.notes, "LBS")) {
+    t.batch.global_batch_size = *local * data;
+    assumptions.push_back(fmt::format("gbs=LBS{}·d", *local));
+  }
+  // Uneven layer counts (Llama-3.1-405B: 126 layers) use the embedding/loss slots, as
+  // torchtitan and Megatron-Bridge recipes do.
+  if (model.NumLayers() % (t.parallel.pipeline * t.parallel.virtual_stages) != 0) {
+    t.split.account_for_embedding = true;
+    t.split.account_for_loss = true;
+    assumptions.push_back("account for embedding+loss in the split");
+  }
+  t.sequence_parallel = t.parallel.tensor > 1;
+  t.data_parallel.distributed_optimizer = true;
+  const std::string family = SourceFamily(row.source);
+  const std::optional<int64_t> fsdp = NumberAfter(row.notes, "FSDP=");
+  if ((fsdp && *fsdp > 0) || family == "torchtitan" || family == "automodel") {
+    // FSDP2 / Megatron-FSDP shard parameters, gradients and optimizer states over DP (ZeRO-3):
+    // Megatron-FSDP with optim_grads_params.
+    t.data_parallel.distributed_optimizer = false;
+    t.data_parallel.megatron_fsdp = true;
+    t.data_parallel.fsdp_strategy = config::FsdpStrategy::kOptimGradsParams;
+    assumptions.push_back("FSDP as Megatron-FSDP optim_grads_params");
+  }
+  if (model.HasMoe()) {
+    t.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+    t.moe.grouped_gemm = true;
+  }
+  SetRecompute(Lower(row.notes), t.recompute, assumptions);
+  return t;
+}
 
 std::optional<std::string> PresetFor(const std::string& csv_model) {
   std::string name = csv_model.substr(0, csv_model.find_first_of(" ([", 0));
@@ -103,7 +157,6 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   if (!row.num_gpus || !row.tp || !row.pp || !row.seq_len) {
     return {std::nullopt, "missing num_gpus, tp, pp or seq_len"};
   }
-  const std::string notes = Lower(row.notes);
   if (Contains(Lower(row.model), "lora")) return {std::nullopt, "LoRA fine-tuning not modelled"};
 
   CalibrationCase c;
@@ -112,56 +165,13 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   c.gpu = *gpu;
   c.source_family = SourceFamily(row.source);
   c.model = io::LoadPreset(*preset);
+  if (!row.gbs && !NumberAfter(row.notes, "LBS")) return {std::nullopt, "no global batch size"};
+  c.training = BaseTraining(c.model, row, c.assumptions);
   config::TrainingConfig& t = c.training;
-  t.parallel = {.world_size = *row.num_gpus,
-                .tensor = *row.tp,
-                .pipeline = *row.pp,
-                .virtual_stages = row.vp.value_or(1),
-                .context = row.cp.value_or(1),
-                .expert = row.ep.value_or(1),
-                .expert_tensor = row.etp.value_or(0)};
-  const bool interleaved_label =
-      std::any_of(row.qualifiers.begin(), row.qualifiers.end(),
-                  [](const std::string& q) { return q.rfind("vp:", 0) == 0; });
-  if (!row.vp && interleaved_label) {
-    t.parallel.virtual_stages = 2;
-    c.assumptions.push_back("vp=2 for 'interleaved'");
-  }
-  t.batch.seq_length = *row.seq_len;
-  t.batch.micro_batch_size = row.mbs.value_or(1);
-  if (!row.mbs) c.assumptions.push_back("mbs=1");
-  const int64_t data = t.parallel.Data();
-  if (row.gbs) {
-    t.batch.global_batch_size = row.gbs;
-  } else if (const std::optional<int64_t> local = NumberAfter(row.notes, "LBS")) {
-    t.batch.global_batch_size = *local * data;
-    c.assumptions.push_back(fmt::format("gbs=LBS{}·d", *local));
-  } else {
-    return {std::nullopt, "no global batch size"};
-  }
-  const int64_t layers = c.model.NumLayers();
-  if (layers % (t.parallel.pipeline * t.parallel.virtual_stages) != 0) {
-    t.split.account_for_embedding = true;
-    t.split.account_for_loss = true;
-    c.assumptions.push_back("account for embedding+loss in the split");
-  }
-  t.sequence_parallel = t.parallel.tensor > 1;
-  t.data_parallel.distributed_optimizer = true;
+  // Megatron-Bridge performance recipes overlap DP and TP communication.
   t.data_parallel.overlap_grad_reduce = true;
   t.data_parallel.overlap_param_gather = true;
   t.overlap.tp_comm_overlap = t.sequence_parallel && c.source_family == "megatron-bridge";
-  const std::optional<int64_t> fsdp = NumberAfter(row.notes, "FSDP=");
-  if ((fsdp && *fsdp > 0) || c.source_family == "torchtitan" || (c.source_family == "automodel")) {
-    t.data_parallel.distributed_optimizer = false;
-    t.data_parallel.megatron_fsdp = true;
-    t.data_parallel.fsdp_strategy = config::FsdpStrategy::kOptimGradsParams;
-    c.assumptions.push_back("FSDP as Megatron-FSDP optim_grads_params");
-  }
-  if (c.model.HasMoe()) {
-    t.moe.dispatcher = config::TokenDispatcher::kAllToAll;
-    t.moe.grouped_gemm = true;
-  }
-  SetRecompute(notes, c);
   if (const std::optional<config::Fp8Recipe> recipe = Fp8RecipeOf(precision)) {
     t.precision.fp8 = config::Fp8Format::kHybrid;
     t.precision.fp8_recipe = *recipe;

@@ -34,6 +34,15 @@ struct CaseOrSkip {
 
 [[nodiscard]] CaseOrSkip BuildCase(const io::CalibrationRow& row);
 
+// The layout, batch, recompute and data-parallel scheme a row states, shared by both benches:
+// everything but precision and overlap settings. Appends what it assumed to `assumptions`.
+// Rows without a global batch size (and no "LBS<n>" note) get b·d.
+[[nodiscard]] config::TrainingConfig BaseTraining(const config::ModelConfig& model,
+                                                  const io::CalibrationRow& row,
+                                                  std::vector<std::string>& assumptions);
+
+[[nodiscard]] std::string Lower(std::string_view text);
+
 // The preset for a published model name ("Llama3.1-405B (SFT)" -> "Llama-3.1-405B"), or nothing.
 [[nodiscard]] std::optional<std::string> PresetFor(const std::string& csv_model);
 // The GPU preset for the gpu column ("H100 (96GB HBM2e ...)" -> "H100-96GB"), or nothing.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration_rows.h"
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/megatron_memory.h"
 #include "trainscope/cost/memory.h"
@@ -30,25 +31,6 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitInputError = 1;
 constexpr int kExitUsageError = 2;
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower;
-}
-
-// "Llama3.1-405B (SFT)" -> "Llama-3.1-405B": drop a " (...)" or " [...]" variant suffix and
-// spell "LlamaN" as the preset's "Llama-N". Returns the preset name, or nothing.
-std::optional<std::string> PresetFor(const std::string& csv_model) {
-  std::string name = csv_model.substr(0, csv_model.find_first_of(" ([", 0));
-  if (name.rfind("Llama", 0) == 0 && name.size() > 5 &&
-      std::isdigit(static_cast<unsigned char>(name[5]))) {
-    name = "Llama-" + name.substr(5);
-  }
-  const std::optional<io::PresetText> preset = io::FindPreset(name);
-  if (!preset) return std::nullopt;
-  return std::string(preset->name);
-}
 
 struct Assumed {
   config::TrainingConfig training;
@@ -71,7 +53,7 @@ void SetPrecision(const io::CalibrationRow& row, Assumed& assumed) {
     precision.grad_reduce_in_fp32 = false;
     assumed.notes.push_back("bf16 grads (Bridge perf recipe)");
   }
-  const std::string label = Lower(row.precision);
+  const std::string label = bench::Lower(row.precision);
   if (label.find("fp8") == std::string::npos) return;
   if (bridge && label.find("fp8-cs") != std::string::npos) {
     precision.fp8 = config::Fp8Format::kHybrid;
@@ -83,84 +65,11 @@ void SetPrecision(const io::CalibrationRow& row, Assumed& assumed) {
   }
 }
 
-// Recompute as the notes state it ("full AC", "full recompute", "selective ..."), else none.
-void SetRecompute(const std::string& notes_lower, Assumed& assumed) {
-  config::RecomputeConfig& recompute = assumed.training.recompute;
-  if (notes_lower.find("full ac") != std::string::npos ||
-      notes_lower.find("full recompute") != std::string::npos) {
-    recompute = {.granularity = config::RecomputeGranularity::kFull,
-                 .method = config::RecomputeMethod::kUniform,
-                 .num_layers = 1};
-    assumed.notes.push_back("full recompute");
-  } else if (notes_lower.find("selective") != std::string::npos) {
-    recompute.granularity = config::RecomputeGranularity::kSelective;
-    if (notes_lower.find("mlp") != std::string::npos) recompute.modules = {"core_attn", "mlp"};
-    assumed.notes.push_back("selective recompute");
-  }
-}
-
-// Local batch per data-parallel rank from "LBS<n>" in the notes (torchtitan rows), or nothing.
-std::optional<int64_t> LocalBatchFromNotes(const std::string& notes) {
-  const size_t at = notes.find("LBS");
-  if (at == std::string::npos) return std::nullopt;
-  size_t end = at + 3;
-  while (end < notes.size() && std::isdigit(static_cast<unsigned char>(notes[end]))) ++end;
-  if (end == at + 3) return std::nullopt;
-  return std::stoll(notes.substr(at + 3, end - at - 3));
-}
-
-bool HasQualifier(const io::CalibrationRow& row, std::string_view column) {
-  return std::ranges::any_of(row.qualifiers, [&](const std::string& qualifier) {
-    return qualifier.rfind(std::string(column) + ":", 0) == 0;
-  });
-}
-
+// The row's layout (bench/calibration_rows.h, shared with the step-time bench) with the
+// precision its framework runs.
 Assumed BuildTraining(const config::ModelConfig& model, const io::CalibrationRow& row) {
   Assumed assumed;
-  config::TrainingConfig& t = assumed.training;
-  t.parallel = {.world_size = row.num_gpus.value_or(1),
-                .tensor = row.tp.value_or(1),
-                .pipeline = row.pp.value_or(1),
-                .virtual_stages = row.vp.value_or(1),
-                .context = row.cp.value_or(1),
-                .expert = row.ep.value_or(1),
-                .expert_tensor = row.etp.value_or(0)};
-  if (!row.vp && HasQualifier(row, "vp")) {
-    t.parallel.virtual_stages = 2;
-    assumed.notes.push_back("vp=2 for 'interleaved'");
-  }
-  t.batch.seq_length = row.seq_len.value_or(4096);
-  t.batch.micro_batch_size = row.mbs.value_or(1);
-  if (!row.mbs) assumed.notes.push_back("mbs=1");
-  const int64_t data = t.parallel.Data();
-  if (row.gbs) {
-    t.batch.global_batch_size = row.gbs;
-  } else if (const std::optional<int64_t> local = LocalBatchFromNotes(row.notes)) {
-    t.batch.global_batch_size = *local * data;
-    assumed.notes.push_back(fmt::format("gbs=LBS{}·d", *local));
-  }
-  // Uneven layer counts (Llama-3.1-405B: 126 layers) use the embedding/loss slots, as
-  // torchtitan and Megatron-Bridge recipes do.
-  if (model.NumLayers() % t.parallel.pipeline != 0) {
-    t.split.account_for_embedding = true;
-    t.split.account_for_loss = true;
-    assumed.notes.push_back("account for embedding+loss");
-  }
-  t.sequence_parallel = t.parallel.tensor > 1;
-  t.data_parallel.distributed_optimizer = true;
-  if (Lower(row.notes).find("fsdp") != std::string::npos) {
-    // torchtitan's FSDP2 shards parameters, gradients and optimizer states over DP (ZeRO-3):
-    // the closest Megatron equivalent is Megatron-FSDP with optim_grads_params.
-    t.data_parallel.distributed_optimizer = false;
-    t.data_parallel.megatron_fsdp = true;
-    t.data_parallel.fsdp_strategy = config::FsdpStrategy::kOptimGradsParams;
-    assumed.notes.push_back("FSDP as Megatron-FSDP optim_grads_params");
-  }
-  if (model.HasMoe()) {
-    t.moe.dispatcher = config::TokenDispatcher::kAllToAll;
-    t.moe.grouped_gemm = true;
-  }
-  SetRecompute(Lower(row.notes), assumed);
+  assumed.training = bench::BaseTraining(model, row, assumed.notes);
   SetPrecision(row, assumed);
   return assumed;
 }
@@ -223,7 +132,7 @@ int Run(const std::string& csv_path) {
                "torchtitan rows max reserved and are compared with ours reserved)\n";
   for (const io::CalibrationRow& row : rows) {
     if (!row.peak_memory_bytes) continue;
-    const std::optional<std::string> preset = PresetFor(row.model);
+    const std::optional<std::string> preset = bench::PresetFor(row.model);
     if (!preset || !row.num_gpus || !row.seq_len) {
       skipped.push_back(fmt::format("line {} {}", row.line, row.model));
       continue;

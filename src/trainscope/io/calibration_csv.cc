@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "trainscope/error.h"
+#include "trainscope/io/input_text.h"
 #include "trainscope/units.h"
 
 namespace trainscope::io {
@@ -179,12 +180,7 @@ std::vector<CalibrationRow> ParseCalibrationCsv(std::string_view text, const std
 }
 
 std::vector<CalibrationRow> LoadCalibrationCsv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open calibration CSV", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: cannot read calibration CSV", path));
-  return ParseCalibrationCsv(text.str(), path);
+  return ParseCalibrationCsv(ReadInputFile(path, "calibration CSV"), path);
 }
 
 }  // namespace trainscope::io

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "trainscope/error.h"
+#include "trainscope/io/input_text.h"
 
 namespace trainscope::io {
 namespace {
@@ -177,17 +178,7 @@ Struct Apply(const std::array<Field<Struct>, N>& fields,
 }  // namespace
 
 CalibrationOverrides ParseCalibration(std::string_view text, const std::string& source) {
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::parse_error& error) {
-    throw InputError(
-        fmt::format("{}: malformed JSON at byte {}: {}", source, error.byte, error.what()));
-  }
-  if (!json.is_object()) {
-    throw InputError(
-        fmt::format("{}: expected a JSON object at top level (got {})", source, json.type_name()));
-  }
+  const Json json = ParseJsonObject(text, source);
   CalibrationOverrides overrides{.source = source};
   for (const auto& [key, value] : json.items()) {
     if (key == "links") {
@@ -204,12 +195,7 @@ CalibrationOverrides ParseCalibration(std::string_view text, const std::string& 
 }
 
 CalibrationOverrides LoadCalibrationFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open calibration file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: cannot read calibration file", path));
-  return ParseCalibration(text.str(), path);
+  return ParseCalibration(ReadInputFile(path, "calibration file"), path);
 }
 
 cost::ComputeEfficiency ApplyCalibration(const CalibrationOverrides& overrides,

@@ -10,6 +10,7 @@
 
 #include "trainscope/config/hardware.h"
 #include "trainscope/error.h"
+#include "trainscope/io/input_text.h"
 #include "trainscope/units.h"
 
 namespace trainscope::io {
@@ -323,12 +324,7 @@ ClusterFile ParseClusterFile(std::string_view text, const std::string& source) {
 }
 
 ClusterFile LoadClusterFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open --cluster file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: cannot read --cluster file", path));
-  return ParseClusterFile(text.str(), path);
+  return ParseClusterFile(ReadInputFile(path, "--cluster file"), path);
 }
 
 config::ClusterSpec ResolveCluster(const ClusterInputs& inputs) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "trainscope/error.h"
+#include "trainscope/io/input_text.h"
 #include "trainscope/io/presets.h"
 
 namespace trainscope::io {
@@ -340,29 +341,14 @@ ModelConfig BuildModel(const Node& top) {
 }  // namespace
 
 ModelConfig ParseHfConfig(std::string_view json_text, const std::string& source) {
-  Json json;
-  try {
-    json = Json::parse(json_text);
-  } catch (const Json::parse_error& error) {
-    throw InputError(
-        fmt::format("{}: malformed JSON at byte {}: {}", source, error.byte, error.what()));
-  }
-  if (!json.is_object()) {
-    throw InputError(
-        fmt::format("{}: expected a JSON object at top level (got {})", source, json.type_name()));
-  }
+  const Json json = ParseJsonObject(json_text, source);
   ModelConfig model = BuildModel(Node{json, "", source});
   model.name = source;
   return model;
 }
 
 ModelConfig LoadModelConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open --model-config file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: cannot read --model-config file", path));
-  return ParseHfConfig(text.str(), path);
+  return ParseHfConfig(ReadInputFile(path, "--model-config file"), path);
 }
 
 ModelConfig LoadPreset(std::string_view name) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "trainscope/error.h"
+#include "trainscope/io/input_text.h"
 
 namespace trainscope::io {
 namespace {
@@ -166,15 +167,6 @@ std::vector<double> ExpertCountsById(const std::vector<CsvLine>& lines, const st
   return counts;
 }
 
-std::string ReadFile(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open {}", path, what));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: cannot read {}", path, what));
-  return text.str();
-}
-
 }  // namespace
 
 std::vector<double> ParseExpertHistogram(std::string_view text, const std::string& source) {
@@ -200,7 +192,7 @@ std::vector<double> ParseExpertHistogram(std::string_view text, const std::strin
 }
 
 std::vector<double> LoadExpertHistogramFile(const std::string& path) {
-  return ParseExpertHistogram(ReadFile(path, "expert histogram"), path);
+  return ParseExpertHistogram(ReadInputFile(path, "expert histogram"), path);
 }
 
 cost::RoutingSkew ParseRoutingSkew(const std::string& value, std::string_view flag) {
@@ -273,7 +265,7 @@ cost::SequenceLengthHistogram ParseSequenceLengthHistogram(std::string_view text
 }
 
 cost::SequenceLengthHistogram LoadSequenceLengthHistogramFile(const std::string& path) {
-  return ParseSequenceLengthHistogram(ReadFile(path, "sequence-length distribution"), path);
+  return ParseSequenceLengthHistogram(ReadInputFile(path, "sequence-length distribution"), path);
 }
 
 }  // namespace trainscope::io

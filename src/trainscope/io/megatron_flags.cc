@@ -384,7 +384,8 @@ std::vector<FlagSpec> ToolFlags() {
          }
          r.fragmentation_fraction = fraction;
        }},
-      Text({"--cluster"}, [](R& r) -> std::optional<std::string>& { return r.simulate.cluster_path; }),
+      Text({"--cluster"},
+           [](R& r) -> std::optional<std::string>& { return r.simulate.cluster_path; }),
       {{"--gpus-per-node"},
        Arity::kOne,
        false,
@@ -404,16 +405,19 @@ std::vector<FlagSpec> ToolFlags() {
       {{"--scale-out-latency-us"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.simulate.scale_out_latency_us = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) {
+         r.simulate.scale_out_latency_us = ParsePositiveNumber(use);
+       }},
       Text({"--calibration"},
            [](R& r) -> std::optional<std::string>& { return r.simulate.calibration_path; }),
       Text({"--qwen-gdn-backend"},
            [](R& r) -> std::optional<std::string>& { return r.simulate.gdn_backend; }),
       Text({"--moe-routing-skew"},
            [](R& r) -> std::optional<std::string>& { return r.simulate.routing_skew; }),
-      Text({"--seq-length-distribution"}, [](R& r) -> std::optional<std::string>& {
-        return r.simulate.seq_length_distribution_path;
-      }),
+      Text({"--seq-length-distribution"},
+           [](R& r) -> std::optional<std::string>& {
+             return r.simulate.seq_length_distribution_path;
+           }),
       {{"--comm-memory-guard"},
        Arity::kOne,
        false,
@@ -428,7 +432,9 @@ std::vector<FlagSpec> ToolFlags() {
       {{"--comm-memory-guard-us"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.simulate.comm_memory_guard_us = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) {
+         r.simulate.comm_memory_guard_us = ParsePositiveNumber(use);
+       }},
       {{"--overlap-interference"},
        Arity::kOne,
        false,

@@ -183,6 +183,46 @@ class LaneBuilder {
     }
   }
 
+  // Megatron-FSDP prefetches each unit's parameter all-gather while the previous unit computes
+  // and reduce-scatters each unit's gradients while the next unit's backward runs
+  // (megatron_fsdp overlap_param_gather / overlap_grad_reduce, on by default). A gather waits
+  // only for the start of the previous unit's compute (one unit of prefetch); a reduction
+  // holds up nothing but the step's final gradient synchronisation.
+  void OverlapFsdp() {
+    if (!training_.data_parallel.megatron_fsdp) return;
+    int64_t previous_unit_start = -1;
+    std::vector<int32_t> reductions;
+    for (int64_t i = 0; i < Size(); ++i) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      if (!op.IsComm() || !StartsWith(op.name, "fsdp.") || op.micro_batch < 0) continue;
+      if (i + 1 >= Size()) break;
+      Node& next = At(i + 1);
+      if (op.collective == Collective::kAllGather) {
+        const std::vector<int32_t> chain = At(i).deps;
+        At(i).deps.clear();
+        if (previous_unit_start >= 0) {
+          // Issued when the previous unit starts: ahead of that unit's gradient reduction on
+          // the data-parallel stream.
+          At(i).deps.push_back(Id(previous_unit_start));
+          At(i).queue_key = static_cast<double>(previous_unit_start) + 0.5;
+        }
+        // The unit's first op still follows the op before the gather.
+        next.deps.insert(next.deps.end(), chain.begin(), chain.end());
+        if (!ops_[static_cast<size_t>(i + 1)].IsComm()) previous_unit_start = i + 1;
+      } else if (op.collective == Collective::kReduceScatter) {
+        ReplaceDep(next.deps, Id(i), At(i).deps);
+        reductions.push_back(Id(i));
+      }
+    }
+    for (int64_t i = 0; i < Size() && !reductions.empty(); ++i) {
+      const Phase phase = ops_[static_cast<size_t>(i)].phase;
+      if (phase == Phase::kGradSync || phase == Phase::kOptimizer) {
+        At(i).deps.insert(At(i).deps.end(), reductions.begin(), reductions.end());
+        break;
+      }
+    }
+  }
+
   // --overlap-grad-reduce: each bucket's reduction starts once the last micro-batch's backward
   // of its chunk has produced its gradients; bucket 0 holds the last layers, so bucket i of n is
   // ready after the first (i+1)/n of that backward pass.
@@ -379,6 +419,7 @@ SimGraph BuildSimGraph(const std::vector<LaneTimeline>& lanes,
     builder.OverlapCpRing();
     builder.OverlapSharedExperts();
     builder.OverlapExpertParallelComm();
+    builder.OverlapFsdp();
     builder.OverlapGradReduce(lane.graph.num_micro_batches);
     builder.OverlapParamGather();
   }
