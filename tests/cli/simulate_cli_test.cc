@@ -63,6 +63,17 @@ TEST(SimulateCliTest, JsonHasTheContractKeysAndConsistentThroughput) {
   EXPECT_TRUE(json["memory"]["fits"].is_boolean());
 }
 
+TEST(SimulateCliTest, UnevenSplitNamesTheBusiestStage) {
+  // Qwen3-8B has 36 layers: 12 on stage 0 and 24 (plus the LM head) on stage 1, so stage 1
+  // computes about twice as long and is the stage to rebalance.
+  const Json json = SimulateJson(
+      "--model Qwen/Qwen3-8B --pp 2 --num-gpus 2 --gbs 8 --seq 4096 "
+      "--decoder-first-pipeline-num-layers 12");
+  EXPECT_EQ(json["busiest_pp_rank"].get<int64_t>(), 1);
+  EXPECT_GT(json["stages"][1]["compute_s"].get<double>(),
+            1.8 * json["stages"][0]["compute_s"].get<double>());
+}
+
 TEST(SimulateCliTest, SingleGpuStepIsItsCompute) {
   const Json json = SimulateJson("--model Qwen/Qwen3-0.6B --gbs 2 --seq 2048");
   const double step = json["step_time_s"].get<double>();

@@ -55,6 +55,19 @@ TEST(ComputeCostTest, GemmEfficiencyScalesTheFlopTime) {
                    2.0 * 8192 * 8192 * 8192 / (0.5 * kH100Bf16FlopsPerSecond));
 }
 
+TEST(ComputeCostTest, GpuThroughputScaleSpeedsUpOnlyItsGpuType) {
+  // A scale of 1.25 for GB300 divides the FLOP-bound time on GB300 by 1.25 (2500 TFLOP/s BF16
+  // preset, hardware.md §1) and leaves H100 alone.
+  ComputeEfficiency eff = Ideal();
+  eff.gpu_throughput_scale = {{"GB300", 1.25}};
+  const std::optional<config::GpuSpec> gb300 = config::FindGpu("GB300");
+  ASSERT_TRUE(gb300.has_value());
+  const graph::Op op = Gemm(8192, 8192, 8192);
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, *gb300, eff), 2.0 * 8192 * 8192 * 8192 / (1.25 * 2500e12));
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), eff),
+                   2.0 * 8192 * 8192 * 8192 / kH100Bf16FlopsPerSecond);
+}
+
 TEST(ComputeCostTest, PartialTileCostsAsMuchAsAFullTile) {
   // m = 129 needs two 128-row tiles: the kernel does the work of m = 256.
   graph::Op op = Gemm(129, 8192, 8192);

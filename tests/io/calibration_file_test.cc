@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "trainscope/error.h"
@@ -48,6 +49,22 @@ TEST(CalibrationFileTest, EmptyObjectChangesNothing) {
 TEST(CalibrationFileTest, AcceptsEfficiencyOfExactlyOne) {
   const CalibrationOverrides overrides = ParseCalibration(R"({"memory_efficiency": 1})", "c");
   EXPECT_EQ(ApplyCalibration(overrides, cost::ComputeEfficiency{}).memory_efficiency, 1.0);
+}
+
+TEST(CalibrationFileTest, ReadsPerGpuThroughputScalesWithCanonicalNames) {
+  const CalibrationOverrides overrides =
+      ParseCalibration(R"({"gpu_throughput_scale": {"gb300": 1.2, "B200": 0.9}})", "cal.json");
+  cost::ComputeEfficiency base;
+  base.gpu_throughput_scale = {{"GB200", 1.1}};
+  const std::map<std::string, double> expected = {{"B200", 0.9}, {"GB200", 1.1}, {"GB300", 1.2}};
+  EXPECT_EQ(ApplyCalibration(overrides, base).gpu_throughput_scale, expected);
+}
+
+TEST(CalibrationFileTest, RejectsUnknownGpuOrOutOfRangeScale) {
+  ExpectError(R"({"gpu_throughput_scale": {"H900": 1.1}})", "gpu_throughput_scale.H900");
+  ExpectError(R"({"gpu_throughput_scale": {"H100": 0}})", "gpu_throughput_scale.H100");
+  ExpectError(R"({"gpu_throughput_scale": {"H100": 2.5}})", "gpu_throughput_scale.H100");
+  ExpectError(R"({"gpu_throughput_scale": [1.1]})", "gpu_throughput_scale");
 }
 
 TEST(CalibrationFileTest, RejectsUnknownKey) {

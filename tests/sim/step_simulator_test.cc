@@ -160,6 +160,27 @@ TEST(StepSimulatorTest, TensorParallelOverlapPipelinesCommWithGemm) {
               1e-12);
 }
 
+TEST(StepSimulatorTest, MoeOverlapsHideExpertParallelExchanges) {
+  // Qwen3.5-35B-A3B (shared expert in every MoE layer), two layers, EP 2: the shared expert can
+  // run while the dispatch all-to-all is in flight, and with the 1F1B A2A overlap the exchanges
+  // run beside their layer's compute. Either overlap shortens the step; neither lengthens it.
+  config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  model.layers.resize(2);
+  model.num_mtp_layers = 0;
+  config::TrainingConfig training = Training(1, 1, 2, 2);
+  training.parallel.expert = 2;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.moe.grouped_gemm = true;
+  const SimulationOptions no_interference{.interference_fraction = 0};
+  const double base = SimulateStep(model, training, LinearCosts(), no_interference).step_seconds;
+  config::TrainingConfig shared = training;
+  shared.moe.shared_expert_overlap = true;
+  EXPECT_LT(SimulateStep(model, shared, LinearCosts(), no_interference).step_seconds, base);
+  config::TrainingConfig a2a = training;
+  a2a.moe.overlap_expert_parallel_comm = true;
+  EXPECT_LT(SimulateStep(model, a2a, LinearCosts(), no_interference).step_seconds, base);
+}
+
 TEST(StepSimulatorTest, DeterministicAcrossRuns) {
   config::TrainingConfig training = Training(2, 2, 2, 8);
   training.parallel.virtual_stages = 2;

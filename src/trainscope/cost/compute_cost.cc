@@ -51,7 +51,10 @@ void RequirePositiveRate(double rate, const config::GpuSpec& gpu, const char* ke
 double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
                               const ComputeEfficiency& eff, MathPrecision precision,
                               GdnBackend gdn_backend) {
-  const double efficiency = KernelEfficiency(op, eff, precision, gdn_backend);
+  const auto scale_entry = eff.gpu_throughput_scale.find(gpu.name);
+  const double scale = scale_entry == eff.gpu_throughput_scale.end() ? 1.0 : scale_entry->second;
+  TRAINSCOPE_CHECK(scale > 0 && scale <= 2, "gpu_throughput_scale must lie in (0, 2]");
+  const double efficiency = scale * KernelEfficiency(op, eff, precision, gdn_backend);
   if (ClassifyKernel(op) != KernelClass::kGemm) {
     RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
     return gpu.bf16_flops_per_second * efficiency;

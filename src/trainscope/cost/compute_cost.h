@@ -7,6 +7,7 @@
 #define TRAINSCOPE_COST_COMPUTE_COST_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -76,6 +77,11 @@ struct ComputeEfficiency {
   double gdn_fla_backward_efficiency = 0.07;
   double gdn_flashqla_forward_efficiency = 0.20;
   double gdn_flashqla_backward_efficiency = 0.14;
+  // Achieved FLOP rate of a GPU type relative to what the fractions above give on its preset
+  // peaks, by GPU preset name (absent = 1). The fractions are Hopper figures; newer kernels and
+  // peaks that hardware.md marks unconfirmed (B300/GB300) differ per type. Fitted to the
+  // published runs of each type (data/calibration/fitted_efficiencies.json); in (0, 2].
+  std::map<std::string, double> gpu_throughput_scale;
   friend bool operator==(const ComputeEfficiency&, const ComputeEfficiency&) = default;
 };
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "trainscope/config/hardware.h"
 #include "trainscope/error.h"
 #include "trainscope/io/input_text.h"
 
@@ -150,6 +151,23 @@ void ReadLinks(const Json& links, const std::string& source, CalibrationOverride
   }
 }
 
+// "gpu_throughput_scale": {"<GPU preset>": factor, ...}; names are canonicalised.
+void ReadGpuScales(const Json& scales, const std::string& source, CalibrationOverrides& overrides) {
+  const std::string key = "gpu_throughput_scale";
+  if (!scales.is_object()) {
+    Fail(source, key, fmt::format("expected an object (got {})", scales.type_name()));
+  }
+  for (const auto& [name, value] : scales.items()) {
+    const std::optional<config::GpuSpec> gpu = config::FindGpu(name);
+    if (!gpu) Fail(source, key + "." + name, "unknown GPU preset (see trainscope help)");
+    if (!value.is_number() || !(value.get<double>() > 0) || value.get<double>() > 2) {
+      Fail(source, key + "." + name,
+           fmt::format("expected a number in (0, 2] (got {})", value.dump()));
+    }
+    overrides.gpu_throughput_scale[gpu->name] = value.get<double>();
+  }
+}
+
 cost::GdnBackend ReadGdnBackend(const Json& value, const std::string& source) {
   if (!value.is_string()) {
     Fail(source, "gdn_backend", fmt::format("expected a string (got {})", value.dump()));
@@ -185,9 +203,11 @@ CalibrationOverrides ParseCalibration(std::string_view text, const std::string& 
       ReadLinks(value, source, overrides);
     } else if (key == "gdn_backend") {
       overrides.gdn_backend = ReadGdnBackend(value, source);
+    } else if (key == "gpu_throughput_scale") {
+      ReadGpuScales(value, source, overrides);
     } else if (!ReadField(kComputeFields, key, value, key, source, overrides.compute)) {
       Fail(source, key,
-           fmt::format("unknown key (expected one of {}, gdn_backend, links)",
+           fmt::format("unknown key (expected one of {}, gdn_backend, gpu_throughput_scale, links)",
                        KeyList(kComputeFields)));
     }
   }
@@ -200,6 +220,9 @@ CalibrationOverrides LoadCalibrationFile(const std::string& path) {
 
 cost::ComputeEfficiency ApplyCalibration(const CalibrationOverrides& overrides,
                                          cost::ComputeEfficiency base) {
+  for (const auto& [name, scale] : overrides.gpu_throughput_scale) {
+    base.gpu_throughput_scale[name] = scale;
+  }
   return Apply(kComputeFields, overrides.compute, base);
 }
 

@@ -2,7 +2,8 @@
 //   {"bf16_gemm_efficiency": 0.7, "gemm_tile_m": 256, "gdn_backend": "flashqla",
 //    "links": {"nvlink_bus_efficiency": 0.78, "scale_out_latency_seconds": 5e-6}}
 // Top-level keys are the fields of cost::ComputeEfficiency plus "gdn_backend" ("fla" or
-// "flashqla") and "links", an object whose keys are the fields of cost::LinkEfficiency. Every
+// "flashqla"), "gpu_throughput_scale" (an object of GPU preset name -> factor in (0, 2]) and
+// "links", an object whose keys are the fields of cost::LinkEfficiency. Every
 // key is optional. The loader validates everything; applying the overrides cannot fail.
 #ifndef TRAINSCOPE_IO_CALIBRATION_FILE_H_
 #define TRAINSCOPE_IO_CALIBRATION_FILE_H_
@@ -20,9 +21,10 @@ namespace trainscope::io {
 // The validated values a calibration file sets, by field name (ordered, so iteration is
 // deterministic). Integer fields (the GEMM tiles) hold whole numbers.
 struct CalibrationOverrides {
-  std::string source;                     // the file, for messages
-  std::map<std::string, double> compute;  // ComputeEfficiency field -> value
-  std::map<std::string, double> links;    // LinkEfficiency field -> value
+  std::string source;                                  // the file, for messages
+  std::map<std::string, double> compute;               // ComputeEfficiency field -> value
+  std::map<std::string, double> links;                 // LinkEfficiency field -> value
+  std::map<std::string, double> gpu_throughput_scale;  // GPU preset name -> factor in (0, 2]
   std::optional<cost::GdnBackend> gdn_backend;
   friend bool operator==(const CalibrationOverrides&, const CalibrationOverrides&) = default;
 };

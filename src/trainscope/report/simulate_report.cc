@@ -71,6 +71,7 @@ std::string RenderSimulateJson(const SimulateReportInput& input) {
            {"mfu", m.mfu},
            {"breakdown", BreakdownJson(sim.breakdown)},
            {"critical_pp_rank", sim.critical_pipeline_rank},
+      {"busiest_pp_rank", sim.busiest_pipeline_rank},
            {"critical_path", critical},
            {"stages", stages},
            {"tokens_per_step", m.tokens_per_step},
@@ -158,7 +159,7 @@ std::string RenderSimulateText(const SimulateReportInput& input) {
     out += fmt::format("  pp{:<3} {:<26}{:>14}{:>8}\n", share.pipeline_rank, share.category,
                        Ms(share.seconds), Percent(share.seconds, m.step_seconds));
   }
-  out += "\nStages\n";
+  out += fmt::format("\nStages (busiest: pp{})\n", sim.busiest_pipeline_rank);
   out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}\n", "pp", "rank", "finishes", "compute",
                      "exposed comm", "idle");
   for (size_t i = 0; i < sim.lanes.size(); ++i) {

@@ -286,13 +286,17 @@ class LaneBuilder {
   // exchange instead of in series with the routed path.
   void DetachSharedRun(int64_t first, int64_t last) {
     const Op& head = ops_[static_cast<size_t>(first)];
-    int64_t exchange = -1;
-    for (int64_t j = 0; j < Size(); ++j) {
+    // The layer's ops of this pass are contiguous: look outward from the run.
+    auto same_block = [&](int64_t j) {
       const Op& op = ops_[static_cast<size_t>(j)];
-      if (op.layer == head.layer && PassKey(op) == PassKey(head) && IsExpertParallelExchange(op)) {
-        exchange = j;
-        break;
-      }
+      return IsPipelineP2p(op) || (op.layer == head.layer && PassKey(op) == PassKey(head));
+    };
+    int64_t exchange = -1;
+    for (int64_t j = first - 1; j >= 0 && same_block(j); --j) {
+      if (IsExpertParallelExchange(ops_[static_cast<size_t>(j)])) exchange = j;
+    }
+    for (int64_t j = last + 1; exchange < 0 && j < Size() && same_block(j); ++j) {
+      if (IsExpertParallelExchange(ops_[static_cast<size_t>(j)])) exchange = j;
     }
     if (exchange < 0 || last + 1 >= Size()) return;
     const std::vector<int32_t> head_deps = At(first).deps;

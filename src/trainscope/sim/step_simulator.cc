@@ -165,6 +165,15 @@ StepSimulation SimulateStep(const config::ModelConfig& model,
   const auto critical = static_cast<size_t>(last - sim.lanes.begin());
   sim.critical_pipeline_rank = sim.lanes[critical].pipeline_rank;
   sim.breakdown = sim.stage_breakdowns[critical];
+  double busiest = -1;
+  for (size_t i = 0; i < sim.lanes.size(); ++i) {
+    const Breakdown& b = sim.stage_breakdowns[i];
+    const double busy = b.total_compute_seconds + b.total_exposed_comm_seconds;
+    if (busy > busiest) {
+      busiest = busy;
+      sim.busiest_pipeline_rank = sim.lanes[i].pipeline_rank;
+    }
+  }
   return sim;
 }
 

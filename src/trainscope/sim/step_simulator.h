@@ -94,6 +94,8 @@ struct StepSimulation {
   std::vector<LaneTimeline> lanes;  // pipeline rank order
   Breakdown breakdown;              // of the stage on the critical path's end
   int64_t critical_pipeline_rank = 0;
+  // The stage with the most busy time (compute + exposed communication): the one to rebalance.
+  int64_t busiest_pipeline_rank = 0;
   std::vector<Breakdown> stage_breakdowns;       // pipeline rank order
   std::vector<CriticalPathShare> critical_path;  // largest first
 };
