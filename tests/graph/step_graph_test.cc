@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tiny_configs.h"
 #include "trainscope/io/hf_config_loader.h"
 
 namespace trainscope::graph {
@@ -16,28 +17,14 @@ namespace {
 
 using config::GroupKind;
 
-// qwen3_tiny.json: h = 64, F = 192, L = 4, n = 4, g = 2, d_h = 32, V0 = 1000, tied.
-config::ModelConfig TinyModel() {
-  return io::LoadModelConfigFile(std::string(TRAINSCOPE_TEST_DATA_DIR) + "/qwen3_tiny.json");
-}
+using testing_configs::TinyModel;
+using testing_configs::Training;
 
 // The tiny model with its four layers repeated to `num_layers`.
 config::ModelConfig TinyModelWithLayers(int64_t num_layers) {
   config::ModelConfig model = TinyModel();
   model.layers.assign(static_cast<size_t>(num_layers), model.layers.front());
   return model;
-}
-
-config::TrainingConfig Training(int64_t tp, int64_t pp, int64_t dp, int64_t num_micro_batches) {
-  config::TrainingConfig training;
-  training.parallel.tensor = tp;
-  training.parallel.pipeline = pp;
-  training.parallel.world_size = tp * pp * dp;
-  training.batch.micro_batch_size = 1;
-  training.batch.global_batch_size = dp * num_micro_batches;  // m = GBS/(b·d)
-  training.batch.seq_length = 256;
-  training.sequence_layout = config::SequenceLayout::kBshd;
-  return training;
 }
 
 int64_t CountOps(const StepGraph& graph, Collective collective, Phase phase, int64_t micro_batch) {

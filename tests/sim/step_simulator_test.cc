@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "tiny_configs.h"
 #include "trainscope/io/hf_config_loader.h"
 
 namespace trainscope::sim {
@@ -15,22 +16,8 @@ namespace {
 
 constexpr double kMs = 1e-3;
 
-// qwen3_tiny.json: h = 64, F = 192, L = 4, n = 4, g = 2, d_h = 32, V0 = 1000, tied.
-config::ModelConfig TinyModel() {
-  return io::LoadModelConfigFile(std::string(TRAINSCOPE_TEST_DATA_DIR) + "/qwen3_tiny.json");
-}
-
-config::TrainingConfig Training(int64_t tp, int64_t pp, int64_t dp, int64_t num_micro_batches) {
-  config::TrainingConfig training;
-  training.parallel.tensor = tp;
-  training.parallel.pipeline = pp;
-  training.parallel.world_size = tp * pp * dp;
-  training.batch.micro_batch_size = 1;
-  training.batch.global_batch_size = dp * num_micro_batches;
-  training.batch.seq_length = 256;
-  training.sequence_layout = config::SequenceLayout::kBshd;
-  return training;
-}
+using testing_configs::TinyModel;
+using testing_configs::Training;
 
 // Only the QKV projection costs time: 1 ms forward, 1 ms each for its dgrad and wgrad, so a
 // stage with k layers has F = k ms and B = 2k ms per micro-batch; communication is free.
