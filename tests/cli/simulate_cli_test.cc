@@ -72,6 +72,9 @@ TEST(SimulateCliTest, UnevenSplitNamesTheBusiestStage) {
   EXPECT_EQ(json["busiest_pp_rank"].get<int64_t>(), 1);
   EXPECT_GT(json["stages"][1]["compute_s"].get<double>(),
             1.8 * json["stages"][0]["compute_s"].get<double>());
+  // The breakdown describes that stage.
+  EXPECT_EQ(json["breakdown"]["compute_total_s"].get<double>(),
+            json["stages"][1]["compute_s"].get<double>());
 }
 
 TEST(SimulateCliTest, SingleGpuStepIsItsCompute) {

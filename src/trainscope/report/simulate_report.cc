@@ -136,8 +136,8 @@ std::string RenderSimulateText(const SimulateReportInput& input) {
     out += fmt::format("  GDN kernel backend    {}\n", input.gdn_backend);
   }
   const sim::Breakdown& b = sim.breakdown;
-  out += fmt::format("\nWhere the time goes (pipeline stage {}, the last to finish)\n",
-                     sim.critical_pipeline_rank);
+  out += fmt::format("\nWhere the time goes (pipeline stage {}, the busiest)\n",
+                     sim.busiest_pipeline_rank);
   out += fmt::format("  {:<24}{:>14}{:>8}\n", "compute", Ms(b.total_compute_seconds),
                      Percent(b.total_compute_seconds, m.step_seconds));
   for (const auto& [family, seconds] : b.compute_seconds) {

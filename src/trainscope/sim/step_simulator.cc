@@ -164,7 +164,6 @@ StepSimulation SimulateStep(const config::ModelConfig& model,
       [](const LaneTimeline& a, const LaneTimeline& b) { return a.end_seconds < b.end_seconds; });
   const auto critical = static_cast<size_t>(last - sim.lanes.begin());
   sim.critical_pipeline_rank = sim.lanes[critical].pipeline_rank;
-  sim.breakdown = sim.stage_breakdowns[critical];
   double busiest = -1;
   for (size_t i = 0; i < sim.lanes.size(); ++i) {
     const Breakdown& b = sim.stage_breakdowns[i];
@@ -172,6 +171,7 @@ StepSimulation SimulateStep(const config::ModelConfig& model,
     if (busy > busiest) {
       busiest = busy;
       sim.busiest_pipeline_rank = sim.lanes[i].pipeline_rank;
+      sim.breakdown = b;
     }
   }
   return sim;

@@ -92,8 +92,8 @@ struct CriticalPathShare {
 struct StepSimulation {
   double step_seconds = 0;
   std::vector<LaneTimeline> lanes;  // pipeline rank order
-  Breakdown breakdown;              // of the stage on the critical path's end
-  int64_t critical_pipeline_rank = 0;
+  Breakdown breakdown;              // of the busiest stage (busiest_pipeline_rank)
+  int64_t critical_pipeline_rank = 0;  // the stage whose last op ends the step
   // The stage with the most busy time (compute + exposed communication): the one to rebalance.
   int64_t busiest_pipeline_rank = 0;
   std::vector<Breakdown> stage_breakdowns;       // pipeline rank order
