@@ -6,12 +6,14 @@
 #include <cmath>
 #include <map>
 
+#include "trainscope/config/validate.h"
 #include "trainscope/error.h"
 #include "trainscope/io/calibration_csv.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/sim/op_costs.h"
 #include "trainscope/sim/step_metrics.h"
 #include "trainscope/sim/step_simulator.h"
+#include "trainscope/study/study.h"
 
 namespace trainscope::bench {
 namespace {
@@ -47,15 +49,22 @@ CaseSet LoadCases(const std::string& csv_path) {
 
 namespace {
 
-// Step seconds of `training` with `num_micro_batches` micro-batches per rank.
-double StepSeconds(const CalibrationCase& c, config::TrainingConfig training,
-                   int64_t num_micro_batches, const sim::HardwareCostOptions& options,
-                   const sim::SimulationOptions& sim_options) {
+// Step seconds of the case's study with `num_micro_batches` micro-batches per rank.
+double StepSeconds(study::Study study, int64_t num_micro_batches) {
+  config::TrainingConfig& training = study.training;
   training.batch.global_batch_size =
       num_micro_batches * training.batch.micro_batch_size * training.parallel.Data();
-  return sim::SimulateStep(c.model, training, sim::BindHardwareCosts(training, options),
-                           sim_options)
-      .step_seconds;
+  return study::RunStudy(study).simulation.step_seconds;
+}
+
+// The study of a calibration case: its GPU's default cluster under the given efficiencies.
+study::Study StudyOf(const CalibrationCase& c, const Efficiencies& efficiencies) {
+  study::Study study{.model = c.model, .training = c.training};
+  study.cluster = io::ResolveCluster(io::ClusterInputs{.gpu = c.gpu});
+  study.cluster.link = efficiencies.links;
+  study.compute = efficiencies.compute;
+  study.interference_fraction = efficiencies.interference_fraction;
+  return study;
 }
 
 }  // namespace
@@ -68,26 +77,20 @@ std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
     const std::string key = ConfigKey(c);
     auto it = simulated.find(key);
     if (it == simulated.end()) {
-      sim::HardwareCostOptions options;
-      options.cluster = io::ResolveCluster(io::ClusterInputs{.gpu = c.gpu});
-      options.cluster.link = efficiencies.links;
-      options.compute = efficiencies.compute;
-      const sim::SimulationOptions sim_options{.interference_fraction =
-                                                   efficiencies.interference_fraction};
+      const study::Study study = StudyOf(c, efficiencies);
       const config::TrainingConfig& t = c.training;
-      const int64_t m =
-          t.batch.global_batch_size.value_or(0) / (t.batch.micro_batch_size * t.parallel.Data());
+      const int64_t m = config::NumMicroBatches(t);
       const int64_t few = 2 * t.parallel.pipeline;
       double step_seconds = 0;
       if (extrapolate && m > 2 * few) {
-        const double t1 = StepSeconds(c, t, few, options, sim_options);
-        const double t2 = StepSeconds(c, t, 2 * few, options, sim_options);
+        const double t1 = StepSeconds(study, few);
+        const double t2 = StepSeconds(study, 2 * few);
         step_seconds = t1 + static_cast<double>(m - few) * (t2 - t1) / static_cast<double>(few);
       } else {
-        step_seconds = StepSeconds(c, t, m, options, sim_options);
+        step_seconds = StepSeconds(study, m);
       }
       const sim::StepMetrics metrics = sim::ComputeStepMetrics(
-          c.model, c.training, step_seconds, options.cluster.gpu.bf16_flops_per_second);
+          c.model, c.training, step_seconds, study.cluster.gpu.bf16_flops_per_second);
       it = simulated
                .emplace(key, std::pair{metrics.tokens_per_second_per_gpu,
                                        metrics.model_flops_per_second_per_gpu / 1e12})

@@ -11,6 +11,7 @@
 #include "trainscope/io/hf_config_loader.h"
 #include "trainscope/sim/op_costs.h"
 #include "trainscope/sim/step_simulator.h"
+#include "trainscope/study/study.h"
 
 namespace trainscope {
 namespace {
@@ -84,6 +85,18 @@ void BM_SimulateStep397B4096Gpus(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SimulateStep397B4096Gpus)->Arg(1024)->Arg(8192)->Unit(benchmark::kMillisecond);
+
+// The engine's study function on the same 4,096-GPU layout, as `simulate`, the calibration
+// programs and a planner call it: simulation, metrics and memory. Reports studies per second;
+// with two threads it also exercises re-entrance (each thread studies its own copy).
+void BM_Study397B4096Gpus(benchmark::State& state) {
+  study::Study study{.model = io::LoadPreset("Qwen3.5-397B-A17B"), .training = LargeMoeConfig()};
+  study.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  for (auto _ : state) benchmark::DoNotOptimize(study::RunStudy(study));
+  state.counters["studies_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Study397B4096Gpus)->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2);
 
 }  // namespace
 }  // namespace trainscope

@@ -6,11 +6,22 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainscope::io {
 
+struct OutputFile {
+  std::string path;
+  std::string content;
+};
+
 // Writes `content` to `path` atomically. Throws IoError naming the path on failure.
 void WriteFileAtomically(const std::string& path, std::string_view content);
+
+// Writes every file to a temporary beside it first, then renames them all; if any temporary
+// cannot be written, every temporary is removed and no destination is touched. Throws IoError
+// naming the path on failure.
+void WriteFilesAtomically(const std::vector<OutputFile>& files);
 
 }  // namespace trainscope::io
 

@@ -12,6 +12,7 @@
 
 #include "trainscope/error.h"
 #include "trainscope/io/megatron_flags.h"
+#include "trainscope/io/suggest.h"
 
 namespace trainscope::io {
 namespace {
@@ -66,41 +67,128 @@ void DefaultWorldSize(CliRequest& request) {
   p.world_size = Lcm(dense, p.ExpertTensor() * p.expert * p.pipeline);
 }
 
+// Spellings from other launchers (vLLM, SGLang, Hugging Face / DeepSpeed configs) that edit
+// distance alone would not map to the Megatron flag users meant.
+constexpr std::pair<std::string_view, std::string_view> kForeignSpellings[] = {
+    {"--tensor-parallel-size", "--tensor-model-parallel-size"},
+    {"--pipeline-parallel-size", "--pipeline-model-parallel-size"},
+    {"--expert-parallel-size", "--expert-model-parallel-size"},
+    {"--tp-size", "--tensor-model-parallel-size"},
+    {"--pp-size", "--pipeline-model-parallel-size"},
+    {"--ep-size", "--expert-model-parallel-size"},
+    {"--dp-size", "--data-parallel-size"},
+    {"--cp-size", "--context-parallel-size"},
+    {"--max-seq-len", "--seq-length"},
+    {"--max-model-len", "--seq-length"},
+    {"--seq-len", "--seq-length"},
+    {"--world-size-gpus", "--num-gpus"},
+    {"--nproc-per-node", "--gpus-per-node"},
+    {"--model-name", "--model"},
+    {"--config", "--model-config"},
+};
+
+std::string FlagSuggestion(const std::string& name) {
+  std::string dashed = name;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  for (const auto& [foreign, megatron] : kForeignSpellings) {
+    if (dashed == foreign) return fmt::format(" (did you mean {}?)", megatron);
+  }
+  return DidYouMean(name, internal::KnownFlagNames());
+}
+
+void RejectOutOfScope(const CliRequest& request, const std::string& name,
+                      std::span<const FlagGroup> accepted, FlagGroup group) {
+  if (std::find(accepted.begin(), accepted.end(), group) != accepted.end()) return;
+  throw UsageError(
+      fmt::format("{}: not used by `{}` ({})", name, request.command, FlagGroupTitle(group)));
+}
+
+bool Accepts(std::span<const FlagGroup> accepted, FlagGroup group) {
+  return std::find(accepted.begin(), accepted.end(), group) != accepted.end();
+}
+
 }  // namespace
 
-CliRequest ParseCommandLine(std::span<const std::string> args) {
+std::string_view FlagGroupTitle(FlagGroup group) {
+  switch (group) {
+    case FlagGroup::kModel:
+      return "model";
+    case FlagGroup::kOutput:
+      return "output";
+    case FlagGroup::kRank:
+      return "rank";
+    case FlagGroup::kTraining:
+      return "Megatron-LM parallel, batch and training";
+    case FlagGroup::kWorkload:
+      return "workload format";
+    case FlagGroup::kGpu:
+      return "GPU";
+    case FlagGroup::kCluster:
+      return "cluster";
+    case FlagGroup::kMemory:
+      return "memory model";
+    case FlagGroup::kCostModel:
+      return "cost model";
+    case FlagGroup::kSimulate:
+      return "simulation outputs";
+  }
+  return "";
+}
+
+CliRequest ParseCommandLine(std::span<const std::string> args,
+                            std::span<const FlagGroup> accepted) {
   CliRequest request;
   if (args.empty()) throw UsageError("missing command");
   request.command = args.front();
-  if (request.command == "--help" || request.command == "-h") request.command = "help";
   const std::vector<FlagSpec> specs = AllFlags();
+  const bool training = Accepts(accepted, FlagGroup::kTraining);
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& token = args[i];
     if (!IsFlagToken(token)) {
       throw UsageError(fmt::format("unexpected argument \"{}\" (flags start with --)", token));
     }
     const std::string name = token.substr(0, token.find('='));
-    if (const FlagSpec* spec = FindSpec(specs, name)) {
+    if (name == "--help" || name == "-h") {
+      request.help = true;
+    } else if (const FlagSpec* spec = FindSpec(specs, name)) {
+      RejectOutOfScope(request, name, accepted, spec->group);
       const FlagUse use = ReadFlag(args, i, spec->arity);
       spec->apply(request, use);
       request.parallel_flags_given |= spec->parallel;
     } else if (IsArchitectureFlag(name)) {
+      RejectOutOfScope(request, name, accepted, FlagGroup::kTraining);
       const FlagUse use = ReadFlag(args, i, Arity::kOne);
       request.architecture_flags.push_back({use.name, ParseInteger(use, use.values.front(), 1)});
-    } else if (IsIgnoredFlag(name)) {
+    } else if (IsIgnoredFlag(name) && training) {
       // Skip the value(s), written as "--x=v" or as the following non-flag tokens.
       if (token.find('=') == std::string::npos) {
         while (i + 1 < args.size() && !IsFlagToken(args[i + 1])) ++i;
       }
       request.ignored_flags.push_back(name);
-    } else if (name == "--help" || name == "-h") {
-      request.command = "help";
+    } else if (IsIgnoredFlag(name)) {
+      RejectOutOfScope(request, name, accepted, FlagGroup::kTraining);
     } else {
-      throw UsageError(fmt::format("unknown flag {}", name));
+      throw UsageError(fmt::format("unknown flag {}{}", name, FlagSuggestion(name)));
     }
   }
   DefaultWorldSize(request);
   return request;
+}
+
+std::string FlagHelp(FlagGroup group) {
+  std::string out;
+  for (const FlagSpec& spec : AllFlags()) {
+    if (spec.group != group) continue;
+    std::string names;
+    for (const std::string_view name : spec.names) {
+      if (!names.empty()) names.append(", ");
+      names.append(name);
+    }
+    if (!spec.value.empty()) names.append(" ").append(spec.value);
+    out += names.size() < 34 ? fmt::format("  {:<34}{}\n", names, spec.help)
+                             : fmt::format("  {}\n  {:<34}{}\n", names, "", spec.help);
+  }
+  return out;
 }
 
 namespace {
@@ -145,43 +233,6 @@ void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& requ
                     slots, *request.layers_per_virtual_stage, training.parallel.pipeline));
   }
   training.parallel.virtual_stages = slots / per_stage;
-}
-
-std::string UsageText() {
-  return R"(usage: trainscope <command> (--model NAME | --model-config PATH) [flags]
-
-commands:
-  params     exact parameter counts; per-rank counts when parallel flags are given
-  validate   check a Megatron-Core configuration; summary of the layout or every violated rule
-  groups     ranks of every TP, CP, DP, DP-CP, PP, EP, ETP, expert-DP, embedding group
-  memory     per-rank peak memory (weights, grads, optimizer, activations, buffers) and
-             whether it fits the GPU (--gpu H100|H200|H800|H20|A100|A800|L20|B200|GB200)
-  workload   every compute and communication op of one rank's training step
-             (--rank R, --format json|aicb|simai, or --summary [--json])
-  simulate   step time, tokens/s/GPU, model TFLOP/s/GPU, MFU and where the time goes, from a
-             discrete-event simulation of every pipeline stage on a cluster (--gpu, --cluster
-             FILE, --gpus-per-node, --nvlink-domain, --scale-out-gbps, --scale-out-latency-us,
-             --calibration FILE, --qwen-gdn-backend fla|flashqla, --moe-routing-skew S|FILE,
-             --seq-length-distribution FILE, --comm-memory-guard all|selected|off,
-             --comm-memory-guard-us US, --overlap-interference F, --trace PATH)
-  presets    list the built-in models
-  help       this text
-
-common flags:
-  --model NAME          built-in preset (Hugging Face name, e.g. Qwen/Qwen3.5-35B-A3B)
-  --model-config PATH   any Hugging Face config.json of a supported family
-  --json                machine-readable output
-  --rank R              (groups) only the groups containing rank R; (workload) the rank
-  -o, --output PATH     write the output to PATH (atomically) instead of stdout
-
-parallel and training flags: Megatron-LM names verbatim (--tensor-model-parallel-size,
---pipeline-model-parallel-size, --num-virtual-stages-per-pipeline-rank, --context-parallel-size,
---expert-model-parallel-size, --expert-tensor-parallel-size, --sequence-parallel,
---use-distributed-optimizer, --micro-batch-size, --global-batch-size, --seq-length, ...),
-short aliases --tp --pp --vpp --cp --ep --etp --dp --mbs --gbs --seq, the world size
---num-gpus, and --megatron-core 0.16|0.17|0.18, --sequence-layout auto|thd|bshd.
-See docs/cli.md for the full list.
-)";
 }
 
 }  // namespace trainscope::io

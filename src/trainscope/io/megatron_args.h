@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainscope/config/model_config.h"
@@ -22,26 +23,65 @@ struct ArchitectureFlag {
   int64_t value = 0;
 };
 
-// Options of the `simulate` command (docs/cli.md); unset = the documented default.
+// The flag groups a command accepts (apps/trainscope/commands.cc). A flag of a group the
+// command does not accept is a usage error naming the command.
+enum class FlagGroup {
+  kModel,      // --model, --model-config
+  kOutput,     // --json, -o/--output
+  kRank,       // --rank
+  kTraining,   // Megatron-LM parallel, batch and training flags, architecture and ignored flags
+  kWorkload,   // --format, --summary
+  kGpu,        // --gpu
+  kCluster,    // --cluster, --gpus-per-node, --nvlink-domain, --scale-out-gbps/-latency-us
+  kMemory,     // --memory-cuda-context-gib, --memory-nccl-mib-per-communicator,
+               // --memory-fragmentation, --moe-routing-skew
+  kCostModel,  // --calibration, --qwen-gdn-backend, --comm-memory-guard[-us],
+               // --overlap-interference
+  kSimulate,   // --seq-length-distribution, --trace
+};
+inline constexpr FlagGroup kAllFlagGroups[] = {
+    FlagGroup::kModel,     FlagGroup::kOutput,  FlagGroup::kRank,    FlagGroup::kTraining,
+    FlagGroup::kWorkload,  FlagGroup::kGpu,     FlagGroup::kCluster, FlagGroup::kMemory,
+    FlagGroup::kCostModel, FlagGroup::kSimulate};
+
+// The heading of a group in `trainscope help CMD`.
+[[nodiscard]] std::string_view FlagGroupTitle(FlagGroup group);
+
+// Hardware flags (kGpu, kCluster); unset = the documented default.
+struct HardwareFlags {
+  std::optional<std::string> gpu;              // --gpu (the cluster file may set it; else H100)
+  std::optional<std::string> cluster_path;     // --cluster FILE (YAML or JSON)
+  std::optional<int64_t> gpus_per_node;        // --gpus-per-node
+  std::optional<int64_t> nvlink_domain;        // --nvlink-domain
+  std::optional<double> scale_out_gbps;        // --scale-out-gbps (Gbit/s per GPU)
+  std::optional<double> scale_out_latency_us;  // --scale-out-latency-us
+};
+
+// Memory-model flags (kMemory).
+struct MemoryFlags {
+  std::optional<double> cuda_context_gib;           // --memory-cuda-context-gib
+  std::optional<double> nccl_mib_per_communicator;  // --memory-nccl-mib-per-communicator
+  std::optional<double> fragmentation_fraction;     // --memory-fragmentation
+  std::optional<std::string> routing_skew;          // --moe-routing-skew EXPONENT|FILE
+};
+
+// Cost-model flags (kCostModel).
+struct CostModelFlags {
+  std::optional<std::string> calibration_path;   // --calibration FILE
+  std::optional<std::string> gdn_backend;        // --qwen-gdn-backend fla|flashqla
+  std::optional<std::string> comm_memory_guard;  // --comm-memory-guard all|selected|off
+  std::optional<double> comm_memory_guard_us;    // --comm-memory-guard-us
+  std::optional<double> interference;            // --overlap-interference
+};
+
+// Simulate-only flags (kSimulate).
 struct SimulateFlags {
-  std::optional<std::string> gpu;               // --gpu as given (the cluster file may set it)
-  std::optional<std::string> cluster_path;      // --cluster FILE (YAML or JSON)
-  std::optional<int64_t> gpus_per_node;         // --gpus-per-node
-  std::optional<int64_t> nvlink_domain;         // --nvlink-domain
-  std::optional<double> scale_out_gbps;         // --scale-out-gbps (Gbit/s per GPU)
-  std::optional<double> scale_out_latency_us;   // --scale-out-latency-us
-  std::optional<std::string> calibration_path;  // --calibration FILE
-  std::optional<std::string> gdn_backend;       // --qwen-gdn-backend fla|flashqla
-  std::optional<std::string> routing_skew;      // --moe-routing-skew EXPONENT|FILE
   std::optional<std::string> seq_length_distribution_path;  // --seq-length-distribution FILE
-  std::string comm_memory_guard = "off";                    // --comm-memory-guard
-  std::optional<double> comm_memory_guard_us;               // --comm-memory-guard-us
-  std::optional<double> interference;                       // --overlap-interference
   std::optional<std::string> trace_path;                    // --trace PATH
 };
 
 struct CliRequest {
-  std::string command;  // params, validate, groups, workload, memory, simulate, presets, help
+  std::string command;                           // the first argument
   std::optional<std::string> model_name;         // --model
   std::optional<std::string> model_config_path;  // --model-config
   config::TrainingConfig training;
@@ -49,31 +89,33 @@ struct CliRequest {
   bool world_size_given = false;                    // --num-gpus present
   std::optional<int64_t> layers_per_virtual_stage;  // --num-layers-per-virtual-pipeline-stage
   std::vector<ArchitectureFlag> architecture_flags;
-  bool json = false;                                // --json
-  std::optional<int64_t> rank;                      // --rank
-  std::optional<std::string> output_path;           // -o / --output
-  std::string format = "json";                      // workload: --format
-  bool summary = false;                             // workload: --summary
-  std::string gpu = "H100";                         // memory / validate: --gpu
-  std::optional<double> cuda_context_gib;           // --memory-cuda-context-gib
-  std::optional<double> nccl_mib_per_communicator;  // --memory-nccl-mib-per-communicator
-  std::optional<double> fragmentation_fraction;     // --memory-fragmentation
-  SimulateFlags simulate;                           // simulate: hardware and model options
-  std::vector<std::string> ignored_flags;           // accepted Megatron flags without effect here
+  bool json = false;                       // --json
+  std::optional<std::string> output_path;  // -o / --output
+  std::optional<int64_t> rank;             // --rank
+  std::string format = "json";             // workload: --format
+  bool summary = false;                    // workload: --summary
+  bool help = false;                       // --help / -h after the command
+  HardwareFlags hardware;
+  MemoryFlags memory;
+  CostModelFlags cost;
+  SimulateFlags simulate;
+  std::vector<std::string> ignored_flags;  // accepted Megatron flags without effect here
 };
 
-// Parses argv[1..]. Throws UsageError naming the flag for unknown flags, missing or malformed
-// values, and out-of-range sizes. When --num-gpus is absent the world size is the smallest that
-// fits both grids: lcm(t·c·p·d, u·e·p) with d = --dp or 1.
-[[nodiscard]] CliRequest ParseCommandLine(std::span<const std::string> args);
+// Parses argv[1..]: the command, then its flags. Throws UsageError naming the flag for unknown
+// flags (with a did-you-mean suggestion), flags of a group outside `accepted` (naming the
+// command), missing or malformed values and out-of-range sizes. When --num-gpus is absent the
+// world size is the smallest that fits both grids: lcm(t·c·p·d, u·e·p) with d = --dp or 1.
+[[nodiscard]] CliRequest ParseCommandLine(std::span<const std::string> args,
+                                          std::span<const FlagGroup> accepted = kAllFlagGroups);
+
+// One line per accepted flag of `group` ("  --flag VALUE   help (default ...)"), in table order.
+[[nodiscard]] std::string FlagHelp(FlagGroup group);
 
 // Completes the request with facts that need the model: --num-layers-per-virtual-pipeline-stage
 // becomes a VPP size, and every architecture flag must agree with the model. Throws InputError
 // naming the flag on a contradiction.
 void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& request);
-
-// The usage text printed after usage errors and by `trainscope help`.
-[[nodiscard]] std::string UsageText();
 
 }  // namespace trainscope::io
 

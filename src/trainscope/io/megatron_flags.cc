@@ -52,6 +52,19 @@ double ParsePositiveNumber(const FlagUse& use) {
   return value;
 }
 
+// --scale-out-latency-us accepts 0 (an ideal network), as documented.
+double ParseNonNegativeNumber(const FlagUse& use) {
+  const std::string& text = use.values.front();
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(value >= 0.0) ||
+      value > 1e9) {
+    throw UsageError(fmt::format("{}: expected a number >= 0 (got \"{}\")", use.name, text));
+  }
+  return value;
+}
+
 template <typename Enum, size_t N>
 Enum ParseEnum(const FlagUse& use, const std::string& text,
                const config::EnumName<Enum> (&table)[N]) {
@@ -361,18 +374,17 @@ std::vector<FlagSpec> ToolFlags() {
       {{"--gpu"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) {
-         r.gpu = use.values.front();
-         r.simulate.gpu = use.values.front();
-       }},
+       [](R& r, const FlagUse& use) { r.hardware.gpu = use.values.front(); }},
       {{"--memory-cuda-context-gib"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.cuda_context_gib = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) { r.memory.cuda_context_gib = ParsePositiveNumber(use); }},
       {{"--memory-nccl-mib-per-communicator"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.nccl_mib_per_communicator = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) {
+         r.memory.nccl_mib_per_communicator = ParsePositiveNumber(use);
+       }},
       {{"--memory-fragmentation"},
        Arity::kOne,
        false,
@@ -382,38 +394,38 @@ std::vector<FlagSpec> ToolFlags() {
            throw UsageError(
                fmt::format("--memory-fragmentation: must be below 1 (got {})", use.values.front()));
          }
-         r.fragmentation_fraction = fraction;
+         r.memory.fragmentation_fraction = fraction;
        }},
       Text({"--cluster"},
-           [](R& r) -> std::optional<std::string>& { return r.simulate.cluster_path; }),
+           [](R& r) -> std::optional<std::string>& { return r.hardware.cluster_path; }),
       {{"--gpus-per-node"},
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
-         r.simulate.gpus_per_node = ParseInteger(use, use.values.front(), 1);
+         r.hardware.gpus_per_node = ParseInteger(use, use.values.front(), 1);
        }},
       {{"--nvlink-domain"},
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
-         r.simulate.nvlink_domain = ParseInteger(use, use.values.front(), 1);
+         r.hardware.nvlink_domain = ParseInteger(use, use.values.front(), 1);
        }},
       {{"--scale-out-gbps"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.simulate.scale_out_gbps = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) { r.hardware.scale_out_gbps = ParsePositiveNumber(use); }},
       {{"--scale-out-latency-us"},
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
-         r.simulate.scale_out_latency_us = ParsePositiveNumber(use);
+         r.hardware.scale_out_latency_us = ParseNonNegativeNumber(use);
        }},
       Text({"--calibration"},
-           [](R& r) -> std::optional<std::string>& { return r.simulate.calibration_path; }),
+           [](R& r) -> std::optional<std::string>& { return r.cost.calibration_path; }),
       Text({"--qwen-gdn-backend"},
-           [](R& r) -> std::optional<std::string>& { return r.simulate.gdn_backend; }),
+           [](R& r) -> std::optional<std::string>& { return r.cost.gdn_backend; }),
       Text({"--moe-routing-skew"},
-           [](R& r) -> std::optional<std::string>& { return r.simulate.routing_skew; }),
+           [](R& r) -> std::optional<std::string>& { return r.memory.routing_skew; }),
       Text({"--seq-length-distribution"},
            [](R& r) -> std::optional<std::string>& {
              return r.simulate.seq_length_distribution_path;
@@ -427,14 +439,12 @@ std::vector<FlagSpec> ToolFlags() {
            throw UsageError(fmt::format(
                "--comm-memory-guard: unknown value \"{}\" (expected all|selected|off)", mode));
          }
-         r.simulate.comm_memory_guard = mode;
+         r.cost.comm_memory_guard = mode;
        }},
       {{"--comm-memory-guard-us"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) {
-         r.simulate.comm_memory_guard_us = ParsePositiveNumber(use);
-       }},
+       [](R& r, const FlagUse& use) { r.cost.comm_memory_guard_us = ParsePositiveNumber(use); }},
       {{"--overlap-interference"},
        Arity::kOne,
        false,
@@ -444,7 +454,7 @@ std::vector<FlagSpec> ToolFlags() {
            throw UsageError(
                fmt::format("--overlap-interference: must be below 1 (got {})", use.values.front()));
          }
-         r.simulate.interference = fraction;
+         r.cost.interference = fraction;
        }},
       Text({"--trace"}, [](R& r) -> std::optional<std::string>& { return r.simulate.trace_path; }),
   };
@@ -586,6 +596,178 @@ constexpr std::string_view kIgnoredFlags[] = {
     "--init-method-xavier-uniform",
 };
 
+// Group, value placeholder and help of every flag, keyed by its first name. AllFlags() attaches
+// them; a flag without an entry fails an internal check (tests parse every command line).
+struct FlagDoc {
+  std::string_view name;
+  FlagGroup group;
+  std::string_view value;
+  std::string_view help;
+};
+
+constexpr FlagDoc kFlagDocs[] = {
+    {"--model", FlagGroup::kModel, "NAME",
+     "built-in preset (e.g. Qwen/Qwen3.5-35B-A3B; see `trainscope presets`)"},
+    {"--model-config", FlagGroup::kModel, "PATH",
+     "a Hugging Face config.json of a supported family"},
+    {"--json", FlagGroup::kOutput, "", "machine-readable output"},
+    {"--output", FlagGroup::kOutput, "PATH",
+     "write the output to PATH atomically instead of stdout (-o)"},
+    {"--rank", FlagGroup::kRank, "R",
+     "groups: only the groups holding rank R; workload: the rank (default 0)"},
+    {"--format", FlagGroup::kWorkload, "json|aicb|simai", "workload output format (default json)"},
+    {"--summary", FlagGroup::kWorkload, "",
+     "one entry per distinct (phase, collective, group, size) plus totals"},
+    {"--gpu", FlagGroup::kGpu, "NAME", "GPU preset (default H100; see docs/cli.md for the list)"},
+    {"--cluster", FlagGroup::kCluster, "FILE",
+     "cluster description, YAML or JSON; the flags below override it"},
+    {"--gpus-per-node", FlagGroup::kCluster, "N",
+     "GPUs per node (default 8; 4 for GB200/GB300 trays)"},
+    {"--nvlink-domain", FlagGroup::kCluster, "N",
+     "GPUs per NVLink domain (default 8; 72 for NVL72)"},
+    {"--scale-out-gbps", FlagGroup::kCluster, "X",
+     "NIC bandwidth per GPU and direction, Gbit/s (default: the preset's)"},
+    {"--scale-out-latency-us", FlagGroup::kCluster, "X",
+     "latency of one inter-node step, us, >= 0 (default 10)"},
+    {"--memory-cuda-context-gib", FlagGroup::kMemory, "X",
+     "CUDA context and library workspaces, GiB (default 0.75)"},
+    {"--memory-nccl-mib-per-communicator", FlagGroup::kMemory, "X",
+     "NCCL buffers per communicator, MiB (default 128)"},
+    {"--memory-fragmentation", FlagGroup::kMemory, "F",
+     "allocator reserve over allocated bytes, 0 < F < 1 (default 0.1)"},
+    {"--moe-routing-skew", FlagGroup::kMemory, "S|FILE",
+     "Zipf exponent or per-expert token histogram (default balanced)"},
+    {"--calibration", FlagGroup::kCostModel, "FILE",
+     "JSON overriding kernel efficiencies and link constants"},
+    {"--qwen-gdn-backend", FlagGroup::kCostModel, "fla|flashqla",
+     "Gated DeltaNet kernel backend (default fla)"},
+    {"--comm-memory-guard", FlagGroup::kCostModel, "all|selected|off",
+     "slime's free-memory check before collectives (default off)"},
+    {"--comm-memory-guard-us", FlagGroup::kCostModel, "X",
+     "host time of one guard check, us (default 50)"},
+    {"--overlap-interference", FlagGroup::kCostModel, "F",
+     "slowdown of compute overlapping communication, 0 < F < 1 (default 0.1)"},
+    {"--seq-length-distribution", FlagGroup::kSimulate, "FILE",
+     "sample-length histogram: BSHD padding against THD packing"},
+    {"--trace", FlagGroup::kSimulate, "PATH",
+     "write the simulated timeline as a Chrome/Perfetto trace"},
+    {"--tensor-model-parallel-size", FlagGroup::kTraining, "N",
+     "tensor parallel t (--tp; default 1)"},
+    {"--pipeline-model-parallel-size", FlagGroup::kTraining, "N",
+     "pipeline parallel p (--pp; default 1)"},
+    {"--num-virtual-stages-per-pipeline-rank", FlagGroup::kTraining, "N",
+     "model chunks per pipeline rank v (--vpp; default 1)"},
+    {"--num-layers-per-virtual-pipeline-stage", FlagGroup::kTraining, "N",
+     "layers per virtual stage (sets v)"},
+    {"--context-parallel-size", FlagGroup::kTraining, "N", "context parallel c (--cp; default 1)"},
+    {"--expert-model-parallel-size", FlagGroup::kTraining, "N",
+     "expert parallel e (--ep; default 1)"},
+    {"--expert-tensor-parallel-size", FlagGroup::kTraining, "N",
+     "expert tensor parallel u (--etp; default t)"},
+    {"--data-parallel-size", FlagGroup::kTraining, "N",
+     "data parallel d, checked against W/(t*p*c) (--dp)"},
+    {"--num-gpus", FlagGroup::kTraining, "N",
+     "world size W (default: the smallest that fits the grid)"},
+    {"--micro-batch-size", FlagGroup::kTraining, "N", "micro-batch size b (--mbs; default 1)"},
+    {"--global-batch-size", FlagGroup::kTraining, "N", "global batch size (--gbs; default b*d)"},
+    {"--seq-length", FlagGroup::kTraining, "N", "sequence length s (--seq; default 4096)"},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", FlagGroup::kTraining, "N",
+     "interleaved schedule group size (default p)"},
+    {"--sequence-parallel", FlagGroup::kTraining, "", "sequence parallelism within the TP group"},
+    {"--decoder-first-pipeline-num-layers", FlagGroup::kTraining, "N",
+     "decoder layers on the first stage"},
+    {"--decoder-last-pipeline-num-layers", FlagGroup::kTraining, "N",
+     "decoder layers on the last stage"},
+    {"--account-for-embedding-in-pipeline-split", FlagGroup::kTraining, "",
+     "the embedding counts as a layer in the split"},
+    {"--account-for-loss-in-pipeline-split", FlagGroup::kTraining, "",
+     "the loss counts as a layer in the split"},
+    {"--use-tp-pp-dp-mapping", FlagGroup::kTraining, "",
+     "rank order tp-cp-ep-pp-dp instead of tp-cp-ep-dp-pp"},
+    {"--cp-comm-type", FlagGroup::kTraining, "TYPE...",
+     "p2p|all_gather|a2a|a2a+p2p, one or one per layer (default p2p)"},
+    {"--hierarchical-context-parallel-sizes", FlagGroup::kTraining, "N...",
+     "CP sub-group sizes for a2a+p2p"},
+    {"--recompute-granularity", FlagGroup::kTraining, "full|selective",
+     "activation recompute (default none)"},
+    {"--recompute-method", FlagGroup::kTraining, "uniform|block",
+     "which layers full recompute covers"},
+    {"--recompute-num-layers", FlagGroup::kTraining, "N",
+     "layers per recompute group (uniform) or per chunk (block)"},
+    {"--recompute-modules", FlagGroup::kTraining, "M...",
+     "selective recompute modules (default core_attn)"},
+    {"--recompute-activations", FlagGroup::kTraining, "", "selective recompute of core attention"},
+    {"--distribute-saved-activations", FlagGroup::kTraining, "",
+     "shard full-recompute checkpoints over TP"},
+    {"--moe-token-dispatcher-type", FlagGroup::kTraining, "allgather|alltoall|flex",
+     "MoE token dispatcher (default allgather)"},
+    {"--moe-grouped-gemm", FlagGroup::kTraining, "", "grouped GEMM for the local experts"},
+    {"--moe-expert-capacity-factor", FlagGroup::kTraining, "X",
+     "expert capacity factor (default none: dropless)"},
+    {"--moe-pad-expert-input-to-capacity", FlagGroup::kTraining, "",
+     "pad every expert's input to its capacity"},
+    {"--moe-router-load-balancing-type", FlagGroup::kTraining, "TYPE",
+     "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|none (default aux_loss)"},
+    {"--moe-router-dtype", FlagGroup::kTraining, "fp32|fp64",
+     "router dtype (default the activation dtype)"},
+    {"--moe-shared-expert-overlap", FlagGroup::kTraining, "",
+     "overlap the shared expert with dispatch"},
+    {"--overlap-moe-expert-parallel-comm", FlagGroup::kTraining, "",
+     "overlap EP all-to-all with another micro-batch's compute"},
+    {"--moe-enable-deepep", FlagGroup::kTraining, "", "DeepEP kernels for the flex dispatcher"},
+    {"--moe-router-enable-expert-bias", FlagGroup::kTraining, "", "aux-loss-free expert bias"},
+    {"--bf16", FlagGroup::kTraining, "", "bf16 parameters (default)"},
+    {"--fp16", FlagGroup::kTraining, "", "fp16 parameters"},
+    {"--fp8-format", FlagGroup::kTraining, "e4m3|hybrid", "FP8 GEMMs (default off)"},
+    {"--fp8-recipe", FlagGroup::kTraining, "RECIPE",
+     "delayed|tensorwise|mxfp8|blockwise (default delayed)"},
+    {"--accumulate-allreduce-grads-in-fp32", FlagGroup::kTraining, "",
+     "reduce gradients in fp32 (default on)"},
+    {"--grad-reduce-in-bf16", FlagGroup::kTraining, "", "reduce gradients in bf16"},
+    {"--fp8-param-gather", FlagGroup::kTraining, "",
+     "keep and all-gather TE linear weights in FP8"},
+    {"--use-precision-aware-optimizer", FlagGroup::kTraining, "",
+     "TE FusedAdam with the dtypes below"},
+    {"--main-grads-dtype", FlagGroup::kTraining, "fp32|bf16", "main gradient dtype (default fp32)"},
+    {"--main-params-dtype", FlagGroup::kTraining, "fp32|fp16",
+     "master weight dtype (default fp32)"},
+    {"--exp-avg-dtype", FlagGroup::kTraining, "DTYPE",
+     "Adam first moment fp32|fp16|bf16|fp8 (default fp32)"},
+    {"--exp-avg-sq-dtype", FlagGroup::kTraining, "DTYPE",
+     "Adam second moment fp32|fp16|bf16|fp8 (default fp32)"},
+    {"--use-distributed-optimizer", FlagGroup::kTraining, "",
+     "shard optimizer state over DP (ZeRO-1)"},
+    {"--use-megatron-fsdp", FlagGroup::kTraining, "", "Megatron-FSDP"},
+    {"--use-torch-fsdp2", FlagGroup::kTraining, "", "PyTorch FSDP2"},
+    {"--data-parallel-sharding-strategy", FlagGroup::kTraining, "STRATEGY",
+     "FSDP sharding (default optim_grads_params)"},
+    {"--overlap-grad-reduce", FlagGroup::kTraining, "",
+     "overlap DP gradient reduction with backward"},
+    {"--overlap-param-gather", FlagGroup::kTraining, "",
+     "overlap DP parameter all-gather with forward"},
+    {"--ddp-bucket-size", FlagGroup::kTraining, "N", "DP bucket size in parameters"},
+    {"--tp-comm-overlap", FlagGroup::kTraining, "",
+     "overlap TP communication with GEMMs (TE userbuffers)"},
+    {"--overlap-p2p-communication", FlagGroup::kTraining, "",
+     "overlap pipeline sends and receives (default on with VPP)"},
+    {"--no-overlap-p2p-communication", FlagGroup::kTraining, "",
+     "blocking pipeline sends and receives"},
+    {"--make-vocab-size-divisible-by", FlagGroup::kTraining, "N",
+     "vocabulary padding multiple (default 128)"},
+    {"--cpu-offloading", FlagGroup::kTraining, "", "offload activations to the host"},
+    {"--deterministic-mode", FlagGroup::kTraining, "", "Megatron's deterministic mode"},
+    {"--megatron-core", FlagGroup::kTraining, "0.16|0.17|0.18",
+     "Megatron-Core version whose rules apply (default 0.18)"},
+    {"--sequence-layout", FlagGroup::kTraining, "auto|thd|bshd",
+     "packed (THD) or padded (BSHD) sequences (default auto)"},
+};
+
+const FlagDoc* FindDoc(std::string_view name) {
+  for (const FlagDoc& doc : kFlagDocs) {
+    if (doc.name == name) return &doc;
+  }
+  return nullptr;
+}
 }  // namespace
 
 std::vector<FlagSpec> AllFlags() {
@@ -593,7 +775,24 @@ std::vector<FlagSpec> AllFlags() {
   for (std::vector<FlagSpec> more : {TrainingFlags(), ToolFlags()}) {
     for (FlagSpec& spec : more) specs.push_back(std::move(spec));
   }
+  for (FlagSpec& spec : specs) {
+    const FlagDoc* doc = FindDoc(spec.names.front());
+    TRAINSCOPE_CHECK(doc != nullptr, "flag without help: " + std::string(spec.names.front()));
+    spec.group = doc->group;
+    spec.value = doc->value;
+    spec.help = doc->help;
+  }
   return specs;
+}
+
+std::vector<std::string> KnownFlagNames() {
+  std::vector<std::string> names;
+  for (const FlagSpec& spec : AllFlags()) {
+    for (const std::string_view name : spec.names) names.emplace_back(name);
+  }
+  for (const std::string_view name : kArchitectureFlags) names.emplace_back(name);
+  for (const std::string_view name : kIgnoredFlags) names.emplace_back(name);
+  return names;
 }
 
 namespace {

@@ -27,10 +27,16 @@ struct FlagSpec {
   Arity arity = Arity::kNone;
   bool parallel = false;  // part of the parallel/batch configuration
   std::function<void(CliRequest&, const FlagUse&)> apply;
+  FlagGroup group = FlagGroup::kTraining;  // from the flag's FlagDoc
+  std::string_view value;                  // value placeholder in help ("N", "PATH"); "" = switch
+  std::string_view help;                   // one line, with the default
 };
 
-// Every flag with a value or switch effect, in a fixed order.
+// Every flag with a value or switch effect, in a fixed order, with its group and help.
 [[nodiscard]] std::vector<FlagSpec> AllFlags();
+// Every flag name trainscope knows (flags, aliases, architecture and ignored flags): the
+// candidates for did-you-mean.
+[[nodiscard]] std::vector<std::string> KnownFlagNames();
 // A Megatron architecture flag (--num-layers, ...): checked against the model, never applied.
 [[nodiscard]] bool IsArchitectureFlag(std::string_view name);
 // A Megatron-LM flag that does not change what trainscope models.

@@ -28,8 +28,14 @@ Json BreakdownJson(const sim::Breakdown& b) {
               {"exposed_comm_total_s", b.total_exposed_comm_seconds}};
 }
 
-bool Fits(const SimulateReportInput& input) {
-  return input.memory.max_peak_bytes <= input.cluster.gpu_memory_bytes;
+bool Fits(const study::Study& study, const study::StudyResult& result) {
+  return result.memory.max_peak_bytes <= study.cluster.gpu.memory_bytes;
+}
+
+// The GDN kernel backend's name, or "" for models without Gated DeltaNet layers.
+std::string GdnBackend(const study::Study& study) {
+  return study.model.HasGdn() ? std::string(cost::GdnBackendName(study.gdn_backend))
+                              : std::string();
 }
 
 std::string Gib(int64_t bytes) {
@@ -44,9 +50,10 @@ std::string Percent(double part, double whole) {
 
 }  // namespace
 
-std::string RenderSimulateJson(const SimulateReportInput& input) {
-  const sim::StepSimulation& sim = input.simulation;
-  const sim::StepMetrics& m = input.metrics;
+std::string RenderSimulateJson(const study::Study& study, const study::StudyResult& result) {
+  const sim::StepSimulation& sim = result.simulation;
+  const sim::StepMetrics& m = result.metrics;
+  const config::ClusterSpec& cluster = study.cluster;
   Json stages = Json::array();
   for (size_t i = 0; i < sim.lanes.size(); ++i) {
     const sim::Breakdown& b = sim.stage_breakdowns[i];
@@ -63,15 +70,15 @@ std::string RenderSimulateJson(const SimulateReportInput& input) {
                         {"category", share.category},
                         {"seconds", share.seconds}});
   }
-  const config::ParallelSizes& p = input.training.parallel;
-  Json out{{"model", input.model.name},
+  const config::ParallelSizes& p = study.training.parallel;
+  Json out{{"model", study.model.name},
            {"step_time_s", m.step_seconds},
            {"tokens_per_s_per_gpu", m.tokens_per_second_per_gpu},
            {"model_tflops_per_gpu", m.model_flops_per_second_per_gpu / kTera},
            {"mfu", m.mfu},
            {"breakdown", BreakdownJson(sim.breakdown)},
            {"critical_pp_rank", sim.critical_pipeline_rank},
-      {"busiest_pp_rank", sim.busiest_pipeline_rank},
+           {"busiest_pp_rank", sim.busiest_pipeline_rank},
            {"critical_path", critical},
            {"stages", stages},
            {"tokens_per_step", m.tokens_per_step},
@@ -87,20 +94,20 @@ std::string RenderSimulateJson(const SimulateReportInput& input) {
              {"etp", p.ExpertTensor()},
              {"dp", p.Data()}}},
            {"cluster",
-            {{"gpu", input.cluster.gpu},
-             {"peak_tflops", input.cluster.peak_flops_per_second / kTera},
-             {"gpus_per_node", input.cluster.gpus_per_node},
-             {"nvlink_domain", input.cluster.nvlink_domain_gpus},
-             {"scale_out_gbps", input.cluster.scale_out_bytes_per_second * 8 / 1e9}}},
-           {"moe_load_factor", input.moe_load_factor},
+            {{"gpu", cluster.gpu.name},
+             {"peak_tflops", cluster.gpu.bf16_flops_per_second / kTera},
+             {"gpus_per_node", cluster.gpus_per_node},
+             {"nvlink_domain", cluster.nvlink_domain_gpus},
+             {"scale_out_gbps", cluster.scale_out_bytes_per_second * 8 / 1e9}}},
+           {"moe_load_factor", result.moe_load_factor},
            {"memory",
-            {{"max_peak_bytes", input.memory.max_peak_bytes},
-             {"max_peak_pp_rank", input.memory.max_peak_pipeline_rank},
-             {"gpu_memory_bytes", input.cluster.gpu_memory_bytes},
-             {"fits", Fits(input)}}}};
-  if (!input.gdn_backend.empty()) out["gdn_backend"] = input.gdn_backend;
-  if (input.sequence_lengths) {
-    const SequenceLengthSummary& s = *input.sequence_lengths;
+            {{"max_peak_bytes", result.memory.max_peak_bytes},
+             {"max_peak_pp_rank", result.memory.max_peak_pipeline_rank},
+             {"gpu_memory_bytes", cluster.gpu.memory_bytes},
+             {"fits", Fits(study, result)}}}};
+  if (const std::string backend = GdnBackend(study); !backend.empty()) out["gdn_backend"] = backend;
+  if (result.sequence_packing) {
+    const study::SequencePackingResult& s = *result.sequence_packing;
     out["sequence_lengths"] = {
         {"mean_length", s.mean_length},
         {"bshd_useful_token_fraction", s.bshd_useful_token_fraction},
@@ -111,29 +118,31 @@ std::string RenderSimulateJson(const SimulateReportInput& input) {
   return out.dump(2) + "\n";
 }
 
-std::string RenderSimulateText(const SimulateReportInput& input) {
-  const sim::StepSimulation& sim = input.simulation;
-  const sim::StepMetrics& m = input.metrics;
-  const config::ParallelSizes& p = input.training.parallel;
+std::string RenderSimulateText(const study::Study& study, const study::StudyResult& result) {
+  const sim::StepSimulation& sim = result.simulation;
+  const sim::StepMetrics& m = result.metrics;
+  const config::ClusterSpec& cluster = study.cluster;
+  const std::string gdn_backend = GdnBackend(study);
+  const config::ParallelSizes& p = study.training.parallel;
   std::string out = fmt::format(
       "{} on {} x {} (TP{} PP{} VPP{} CP{} EP{} ETP{} DP{}), {} micro-batches of {} x {} "
       "tokens\n\n",
-      input.model.name, p.world_size, input.cluster.gpu, p.tensor, p.pipeline, p.virtual_stages,
-      p.context, p.expert, p.ExpertTensor(), p.Data(),
+      study.model.name, p.world_size, study.cluster.gpu.name, p.tensor, p.pipeline,
+      p.virtual_stages, p.context, p.expert, p.ExpertTensor(), p.Data(),
       sim.lanes.empty() ? 0 : sim.lanes.front().graph.num_micro_batches,
-      input.training.batch.micro_batch_size, input.training.batch.seq_length);
+      study.training.batch.micro_batch_size, study.training.batch.seq_length);
   out += fmt::format("  step time             {}\n", Ms(m.step_seconds));
   out += fmt::format("  tokens/s/GPU          {:.1f}\n", m.tokens_per_second_per_gpu);
   out += fmt::format("  model TFLOP/s/GPU     {:.1f}  (Megatron FLOPs convention)\n",
                      m.model_flops_per_second_per_gpu / kTera);
   out += fmt::format("  MFU                   {:.1f}%  (of {:.0f} TFLOP/s dense BF16)\n",
-                     100 * m.mfu, input.cluster.peak_flops_per_second / kTera);
-  if (input.moe_load_factor != 1) {
+                     100 * m.mfu, cluster.gpu.bf16_flops_per_second / kTera);
+  if (result.moe_load_factor != 1) {
     out += fmt::format("  MoE load factor       {:.3f}  (busiest expert rank / mean)\n",
-                       input.moe_load_factor);
+                       result.moe_load_factor);
   }
-  if (!input.gdn_backend.empty()) {
-    out += fmt::format("  GDN kernel backend    {}\n", input.gdn_backend);
+  if (!gdn_backend.empty()) {
+    out += fmt::format("  GDN kernel backend    {}\n", gdn_backend);
   }
   const sim::Breakdown& b = sim.breakdown;
   out += fmt::format("\nWhere the time goes (pipeline stage {}, the busiest)\n",
@@ -168,8 +177,8 @@ std::string RenderSimulateText(const SimulateReportInput& input) {
                        sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds), Ms(s.total_compute_seconds),
                        Ms(s.total_exposed_comm_seconds), Ms(s.bubble_seconds));
   }
-  if (input.sequence_lengths) {
-    const SequenceLengthSummary& s = *input.sequence_lengths;
+  if (result.sequence_packing) {
+    const study::SequencePackingResult& s = *result.sequence_packing;
     out += fmt::format(
         "\nSequence lengths (mean {:.0f} tokens)\n"
         "  BSHD padded: {:.1f}% of tokens are real, {:.1f} useful tokens/s/GPU\n"
@@ -178,8 +187,8 @@ std::string RenderSimulateText(const SimulateReportInput& input) {
         Ms(s.thd_step_seconds), s.thd_useful_tokens_per_s_per_gpu);
   }
   out += fmt::format("\nMemory: peak {} on pipeline stage {} of {} usable: {}\n",
-                     Gib(input.memory.max_peak_bytes), input.memory.max_peak_pipeline_rank,
-                     Gib(input.cluster.gpu_memory_bytes), Fits(input) ? "fits" : "does NOT fit");
+                     Gib(result.memory.max_peak_bytes), result.memory.max_peak_pipeline_rank,
+                     Gib(cluster.gpu.memory_bytes), Fits(study, result) ? "fits" : "does NOT fit");
   return out;
 }
 

@@ -1,0 +1,232 @@
+#include "runners.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/config/pipeline_layout.h"
+#include "trainscope/config/rank_mapping.h"
+#include "trainscope/config/validate.h"
+#include "trainscope/cost/megatron_memory.h"
+#include "trainscope/cost/memory.h"
+#include "trainscope/error.h"
+#include "trainscope/graph/param_count.h"
+#include "trainscope/graph/step_graph.h"
+#include "trainscope/io/hf_config_loader.h"
+#include "trainscope/io/presets.h"
+#include "trainscope/io/study_inputs.h"
+#include "trainscope/io/suggest.h"
+#include "trainscope/report/aicb_writer.h"
+#include "trainscope/report/chrome_trace.h"
+#include "trainscope/report/groups_report.h"
+#include "trainscope/report/memory_report.h"
+#include "trainscope/report/params_report.h"
+#include "trainscope/report/simai_writer.h"
+#include "trainscope/report/simulate_report.h"
+#include "trainscope/report/validate_report.h"
+#include "trainscope/report/workload_report.h"
+#include "trainscope/study/study.h"
+#include "trainscope/units.h"
+
+namespace trainscope::app {
+namespace {
+
+constexpr int kExitBadInput = 2;
+
+config::ModelConfig LoadModel(const io::CliRequest& request) {
+  if (request.model_name && request.model_config_path) {
+    throw UsageError("--model and --model-config are mutually exclusive (got both)");
+  }
+  if (request.model_config_path) return io::LoadModelConfigFile(*request.model_config_path);
+  if (!request.model_name) {
+    throw UsageError(
+        fmt::format("command {} needs --model NAME or --model-config PATH", request.command));
+  }
+  if (!io::FindPreset(*request.model_name)) {
+    throw UsageError(fmt::format("--model: unknown model \"{}\"{}", *request.model_name,
+                                 io::DidYouMean(*request.model_name, io::PresetNames())));
+  }
+  return io::LoadPreset(*request.model_name);
+}
+
+// A command's model and training configuration, checked: the model loaded, the architecture
+// flags compared with it, the configuration validated. Notes (ignored flags, warnings, the
+// defaulted world size) are collected for stderr.
+struct Checked {
+  config::ModelConfig model;
+  io::CliRequest request;
+  config::ValidationResult validation;
+  std::vector<std::string> notes;
+};
+
+std::vector<std::string> NotesFor(const io::CliRequest& request,
+                                  const config::ValidationResult& result) {
+  std::vector<std::string> notes;
+  if (!request.ignored_flags.empty()) {
+    std::string names;
+    for (const std::string& flag : request.ignored_flags) names += " " + flag;
+    notes.push_back("note: accepted but ignored (no effect on what trainscope models):" + names);
+  }
+  if (!request.world_size_given && (request.parallel_flags_given || request.command != "params")) {
+    notes.push_back(fmt::format(
+        "note: --num-gpus not given; using {}, the smallest world the parallel sizes fit",
+        request.training.parallel.world_size));
+  }
+  for (const config::Violation& warning : result.warnings) {
+    notes.push_back(fmt::format("warning: [{}] {}", warning.rule, warning.message));
+  }
+  return notes;
+}
+
+Checked Check(const io::CliRequest& request) {
+  Checked checked{.model = LoadModel(request), .request = request};
+  io::ApplyModelDependentFlags(checked.model, checked.request);
+  checked.validation = config::Validate(checked.model, checked.request.training);
+  checked.notes = NotesFor(checked.request, checked.validation);
+  return checked;
+}
+
+// As Check, and an invalid configuration is an error: its first violation and fix, and how many
+// more there are (three lines at most).
+Checked CheckValid(const io::CliRequest& request) {
+  Checked checked = Check(request);
+  if (checked.validation.ok()) return checked;
+  const std::vector<config::Violation>& errors = checked.validation.errors;
+  const config::Violation& first = errors.front();
+  std::string more;
+  if (errors.size() > 1) {
+    more = fmt::format("\n{} more violation(s): run trainscope validate with the same flags",
+                       errors.size() - 1);
+  }
+  std::string flags;
+  for (const std::string& flag : first.flags) flags += flag + ": ";
+  throw InputError(fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}", first.rule, flags,
+                               first.message, first.fix, more));
+}
+
+CommandOutput Output(std::string text, std::vector<std::string> notes) {
+  return CommandOutput{.text = std::move(text), .notes = std::move(notes)};
+}
+
+int64_t CheckedRank(const io::CliRequest& request, int64_t rank) {
+  if (rank >= request.training.parallel.world_size) {
+    throw UsageError(fmt::format("--rank: must be below the world size {} (got {})",
+                                 request.training.parallel.world_size, rank));
+  }
+  return rank;
+}
+
+std::string Gib(int64_t bytes) {
+  return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / static_cast<double>(kBytesPerGiB));
+}
+
+}  // namespace
+
+CommandOutput RunParams(const io::CliRequest& request) {
+  const Checked c = CheckValid(request);
+  const graph::ParamCounts counts = graph::CountParams(c.model);
+  std::vector<graph::StageParams> stages;
+  if (c.request.parallel_flags_given) {
+    const config::PipelineLayout layout = config::BuildPipelineLayout(c.model, c.request.training);
+    stages = graph::CountParamsPerStage(c.model, c.request.training, layout);
+  }
+  const report::ParamsReportInput input{c.model, counts, stages, c.request.training};
+  return Output(request.json ? report::RenderParamsJson(input) : report::RenderParamsText(input),
+                c.notes);
+}
+
+CommandOutput RunValidate(const io::CliRequest& request) {
+  Checked c = Check(request);
+  if (c.validation.ok()) {
+    // Validation warns, never fails, when the busiest rank will not fit the GPU.
+    const study::Study study = io::LoadStudy(c.request, c.model);
+    const cost::MemoryEstimate estimate = study::EstimateStudyMemory(study);
+    const config::GpuSpec& gpu = study.cluster.gpu;
+    if (estimate.max_peak_bytes > gpu.memory_bytes) {
+      c.notes.push_back(
+          fmt::format("warning: [memory] pipeline stage {} needs {}, more than the {} of a {} (see "
+                      "trainscope memory)",
+                      estimate.max_peak_pipeline_rank, Gib(estimate.max_peak_bytes),
+                      Gib(gpu.memory_bytes), gpu.name));
+    }
+  }
+  const config::TrainingConfig& training = c.request.training;
+  CommandOutput out =
+      Output(request.json ? report::RenderValidationJson(c.model, training, c.validation)
+                          : report::RenderValidationText(c.model, training, c.validation),
+             c.notes);
+  out.exit_code = c.validation.ok() ? 0 : kExitBadInput;
+  return out;
+}
+
+CommandOutput RunGroups(const io::CliRequest& request) {
+  const Checked c = CheckValid(request);
+  const config::RankMapping mapping(c.request.training.parallel);
+  if (request.rank) (void)CheckedRank(c.request, *request.rank);
+  return Output(request.json ? report::RenderGroupsJson(mapping, request.rank)
+                             : report::RenderGroupsText(mapping, request.rank),
+                c.notes);
+}
+
+CommandOutput RunWorkload(const io::CliRequest& request) {
+  Checked c = CheckValid(request);
+  const int64_t rank = CheckedRank(c.request, request.rank.value_or(0));
+  const study::Study study = io::LoadStudy(c.request, c.model);
+  const config::TrainingConfig& training = c.request.training;
+  if (!request.summary && request.format != "json") {
+    const report::ExportResult result = request.format == "simai"
+                                            ? report::RenderSimAiWorkload(c.model, training, rank)
+                                            : report::RenderAicbCsv(c.model, training, rank);
+    for (const std::string& diagnostic : result.diagnostics) {
+      c.notes.push_back("warning: " + diagnostic);
+    }
+    return Output(result.text, c.notes);
+  }
+  const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
+  const long double flops = graph::MegatronModelFlopsPerStep(c.model, training);
+  if (!request.summary) return Output(report::RenderWorkloadJson(graph, flops), c.notes);
+  return Output(request.json ? report::RenderWorkloadSummaryJson(graph, flops)
+                             : report::RenderWorkloadSummaryText(graph, flops),
+                c.notes);
+}
+
+CommandOutput RunMemory(const io::CliRequest& request) {
+  const Checked c = CheckValid(request);
+  const study::Study study = io::LoadStudy(c.request, c.model);
+  const cost::MemoryEstimate estimate = study::EstimateStudyMemory(study);
+  const cost::MegatronMemoryEstimate megatron =
+      cost::MegatronTheoreticalMemory(c.model, c.request.training);
+  const report::MemoryReportInput input{c.model, estimate, megatron, study.cluster.gpu};
+  return Output(request.json ? report::RenderMemoryJson(input) : report::RenderMemoryText(input),
+                c.notes);
+}
+
+CommandOutput RunSimulate(const io::CliRequest& request) {
+  const Checked c = CheckValid(request);
+  const study::Study study = io::LoadStudy(c.request, c.model);
+  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
+    throw InputError("gpu " + study.cluster.gpu.name +
+                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
+  }
+  const study::StudyResult result = study::RunStudy(study);
+  CommandOutput out = Output(request.json ? report::RenderSimulateJson(study, result)
+                                          : report::RenderSimulateText(study, result),
+                             c.notes);
+  if (request.simulate.trace_path) {
+    out.files.push_back(
+        {*request.simulate.trace_path, report::RenderChromeTrace(result.simulation)});
+  }
+  return out;
+}
+
+CommandOutput RunPresets(const io::CliRequest& request) {
+  if (request.json) return Output(nlohmann::json(io::PresetNames()).dump(2) + "\n", {});
+  std::string out;
+  for (const std::string& name : io::PresetNames()) out += name + "\n";
+  return Output(out, {});
+}
+
+}  // namespace trainscope::app

@@ -1,0 +1,86 @@
+#include "trainscope/study/study.h"
+
+#include "trainscope/error.h"
+
+namespace trainscope::study {
+namespace {
+
+sim::SimulationOptions SimulationOptionsOf(const Study& study) {
+  return sim::SimulationOptions{.interference_fraction = study.interference_fraction,
+                                .moe_load_factor = MoeLoadFactor(study)};
+}
+
+// The step re-simulated with the attention cost of THD-packed sequences (cost/sequence_packing),
+// against the padded BSHD step that was simulated.
+SequencePackingResult PackingWhatIf(const Study& study, const sim::HardwareCostOptions& options,
+                                    const sim::StepMetrics& metrics) {
+  const cost::SequencePacking packing =
+      cost::PackSequences(*study.sequence_lengths, study.training.batch.seq_length,
+                          study.training.batch.micro_batch_size);
+  sim::HardwareCostOptions packed = options;
+  packed.attention_scale = packing.thd_attention_flops_fraction;
+  const double thd_seconds =
+      sim::SimulateStep(study.model, study.training, sim::BindHardwareCosts(study.training, packed),
+                        SimulationOptionsOf(study))
+          .step_seconds;
+  const double gpus = static_cast<double>(study.training.parallel.world_size);
+  return SequencePackingResult{
+      .mean_length = packing.mean_length,
+      .bshd_useful_token_fraction = packing.bshd_useful_token_fraction,
+      .bshd_useful_tokens_per_s_per_gpu =
+          metrics.tokens_per_second_per_gpu * packing.bshd_useful_token_fraction,
+      .thd_step_seconds = thd_seconds,
+      .thd_useful_tokens_per_s_per_gpu =
+          metrics.tokens_per_step * packing.thd_packed_micro_batch_fill / thd_seconds / gpus};
+}
+
+}  // namespace
+
+double MoeLoadFactor(const Study& study) {
+  if (!study.routing_skew || !study.model.HasMoe()) return 1;
+  return cost::BusiestRankLoadFactor(*study.routing_skew, study.model.moe.num_experts,
+                                     study.model.moe.top_k, study.training.parallel.expert);
+}
+
+cost::MemoryOverheads MemoryOverheads(const Study& study) {
+  cost::MemoryOverheads overheads = study.memory_overheads;
+  overheads.moe_load_factor = MoeLoadFactor(study);
+  return overheads;
+}
+
+sim::HardwareCostOptions CostOptions(const Study& study) {
+  sim::HardwareCostOptions options;
+  options.cluster = study.cluster;
+  options.compute = study.compute;
+  options.gdn_backend = study.gdn_backend;
+  const sim::CommGuardMode mode = study.comm_guard.mode;
+  if (mode != sim::CommGuardMode::kOff) {
+    options.guard_applies = [mode](const graph::Op& op) { return sim::GuardApplies(op, mode); };
+    options.guard_seconds = study.comm_guard.seconds_per_call;
+  }
+  return options;
+}
+
+cost::MemoryEstimate EstimateStudyMemory(const Study& study) {
+  return cost::EstimateMemory(study.model, study.training, MemoryOverheads(study));
+}
+
+StudyResult RunStudy(const Study& study) {
+  const double peak = study.cluster.gpu.bf16_flops_per_second;
+  TRAINSCOPE_CHECK(peak > 0, "RunStudy needs a GPU with a BF16 peak");
+  const sim::HardwareCostOptions options = CostOptions(study);
+  StudyResult result;
+  result.moe_load_factor = MoeLoadFactor(study);
+  result.simulation = sim::SimulateStep(study.model, study.training,
+                                        sim::BindHardwareCosts(study.training, options),
+                                        SimulationOptionsOf(study));
+  result.metrics =
+      sim::ComputeStepMetrics(study.model, study.training, result.simulation.step_seconds, peak);
+  result.memory = EstimateStudyMemory(study);
+  if (study.sequence_lengths) {
+    result.sequence_packing = PackingWhatIf(study, options, result.metrics);
+  }
+  return result;
+}
+
+}  // namespace trainscope::study
