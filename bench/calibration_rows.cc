@@ -37,8 +37,8 @@ std::string SourceFamily(const std::string& source) {
   return "other";
 }
 
-// FP8 recipe from the precision label (hardware.md §3.3); nothing for BF16; "fp4" rows have no
-// modelled FP4 peak and are skipped by the caller.
+// FP8 recipe from the precision label (as the Megatron-Bridge performance summaries write it);
+// nothing for BF16; "fp4" rows have no modelled FP4 peak and are skipped by the caller.
 std::optional<config::Fp8Recipe> Fp8RecipeOf(const std::string& precision_lower) {
   if (!Contains(precision_lower, "fp8")) return std::nullopt;
   if (Contains(precision_lower, "mx")) return config::Fp8Recipe::kMxfp8;

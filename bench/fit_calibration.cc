@@ -1,5 +1,5 @@
 // trainscope_fit_calibration: fits the hardware-efficiency defaults of the step-time model to the
-// published runs of data/calibration/calibration_runs.csv (hardware.md §4.4: hardware parameters
+// published runs of data/calibration/calibration_runs.csv (hardware parameters
 // only, never per model or per row). Coordinate descent on a multiplicative grid minimises the
 // mean absolute percentage error of tokens/s/GPU over the fit sources (Megatron-Bridge and NeMo
 // performance summaries, forced-balance, Megatron-Core schedules); the other sources

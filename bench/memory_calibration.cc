@@ -83,7 +83,8 @@ std::string Layout(const config::TrainingConfig& t) {
   return layout + fmt::format(" mbs{} s{}", t.batch.micro_batch_size, t.batch.seq_length);
 }
 
-// Which of the estimate's figures a row's measurement corresponds to (hardware.md §3.4).
+// Which of the estimate's figures a row's measurement corresponds to (Megatron's report_memory
+// gives max allocated, torchtitan's memory: max reserved).
 enum class Figure { kAllocated, kReserved };
 
 // The highest figure over the pipeline stages.

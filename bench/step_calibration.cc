@@ -60,7 +60,7 @@ int Run(int argc, char** argv) {
     if (c.row.flops_per_second_per_gpu) {
       const double measured_tflops = *c.row.flops_per_second_per_gpu / 1e12;
       // Compare TFLOP/s only where the source credits the same FLOPs per token as Megatron's
-      // formula (within 3%, hardware.md §3.1).
+      // formula (within 3%; sources differ on the attention term, causal halving, LM head and MTP).
       const double source_per_token = measured_tflops / *c.row.tokens_per_second_per_gpu;
       const double ours_per_token =
           r.predicted_tflops_per_gpu / r.predicted_tokens_per_second_per_gpu;

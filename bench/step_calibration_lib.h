@@ -13,7 +13,7 @@
 
 namespace trainscope::bench {
 
-// Everything the fit may change: hardware-efficiency parameters only (hardware.md §4.4).
+// Everything the fit may change: hardware-efficiency parameters only (never per-model constants).
 struct Efficiencies {
   cost::ComputeEfficiency compute;
   config::LinkEfficiency links;

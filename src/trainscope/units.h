@@ -12,7 +12,7 @@ inline constexpr int64_t kBytesPerKiB = 1024;
 inline constexpr int64_t kBytesPerMiB = 1024 * kBytesPerKiB;
 inline constexpr int64_t kBytesPerGiB = 1024 * kBytesPerMiB;
 
-// Decimal units as vendor sheets publish them (reference/hardware.md: GB = 10^9 B,
+// Decimal units as vendor sheets publish them (GB = 10^9 B,
 // TFLOP/s = 10^12 FLOP/s, Gb/s = 10^9 bit/s).
 inline constexpr double kBytesPerGB = 1e9;
 inline constexpr double kBytesPerTB = 1e12;

@@ -23,7 +23,7 @@ TEST(CliTest, ParamsJsonHasTheContractKeys) {
   const Outcome outcome = RunCli("params --model Qwen3-30B-A3B --json");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   const nlohmann::json json = nlohmann::json::parse(outcome.out);
-  // Published count (qwen-architectures.md §6).
+  // Published count (KerasHub qwen3_moe_presets.py `params`).
   EXPECT_EQ(json["total"].get<int64_t>(), 30'532'122'624);
   EXPECT_EQ(json["active"].get<int64_t>(), 3'353'032'704);
   for (const char* key : {"text_total", "non_embedding", "embedding", "lm_head", "mtp", "vision"}) {

@@ -44,7 +44,7 @@ TEST(ClusterTest, NvlsOnlyOnHopperAndBlackwellNvswitch) {
 }
 
 TEST(ClusterTest, MissingNicFigureStaysZero) {
-  // H20's scale-out is deployment-specific (hardware.md §1).
+  // H20's scale-out is deployment-specific (no NIC figure is published).
   EXPECT_EQ(DefaultCluster(Gpu("H20")).scale_out_bytes_per_second, 0);
 }
 

@@ -1,4 +1,4 @@
-// GPU presets against the figures of reference/hardware.md §1, converted by hand here:
+// GPU presets against the published figures cited in hardware.cc, converted by hand here:
 // TFLOP/s x 10^12, GB/s x 10^9, TB/s x 10^12, Gb/s / 8 x 10^9, MiB x 2^20, GiB x 2^30.
 #include "trainscope/config/hardware.h"
 
@@ -33,7 +33,7 @@ TEST(HardwareTest, LookupIgnoresCase) {
 }
 
 TEST(HardwareTest, UnknownNameGivesNothing) {
-  EXPECT_FALSE(FindGpu("L20Z").has_value());  // "unknown" in every column of the reference
+  EXPECT_FALSE(FindGpu("L20Z").has_value());  // no figure published for L20Z
   EXPECT_FALSE(FindGpu("").has_value());
   EXPECT_FALSE(FindGpu("H100 ").has_value());
 }
@@ -52,7 +52,7 @@ TEST(HardwareTest, ListsEveryPresetInFixedOrder) {
 }
 
 TEST(HardwareTest, BlackwellPeaksMatchMfuDenominators) {
-  // hardware.md §1: MFU denominators 2250 (B200) and 2500 (GB200) TFLOP/s.
+  // NVIDIA-NeMo/Automodel mfu.py: MFU denominators 2250 (B200) and 2500 (GB200) TFLOP/s.
   EXPECT_DOUBLE_EQ(FindGpu("B200")->bf16_flops_per_second, 2250e12);
   EXPECT_DOUBLE_EQ(FindGpu("GB200")->bf16_flops_per_second, 2500e12);
   EXPECT_DOUBLE_EQ(FindGpu("B200")->nvlink_bytes_per_second, 900e9);
@@ -70,8 +70,8 @@ TEST(HardwareTest, MarksMissingFiguresAsZero) {
 }
 
 TEST(HardwareTest, Gb300MatchesReferenceTable) {
-  // hardware.md §1, row "B300 / GB300": ≈2500 / ≈5000 TFLOP/s (unconfirmed), 288 GB, 8 TB/s,
-  // NVLink 900 GB/s, 800 Gb/s CX-8 = 100 GB/s.
+  // B300 / GB300 (no NVIDIA datasheet checked): ≈2500 / ≈5000 TFLOP/s (unconfirmed), 288 GB,
+  // 8 TB/s, NVLink 900 GB/s, 800 Gb/s CX-8 = 100 GB/s.
   for (const char* name : {"GB300", "B300"}) {
     SCOPED_TRACE(name);
     const std::optional<GpuSpec> gpu = FindGpu(name);

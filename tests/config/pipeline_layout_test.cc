@@ -1,4 +1,5 @@
-// Layer placement over pipeline ranks and virtual chunks (megatron-semantics.md §4.2).
+// Layer placement over pipeline ranks and virtual chunks (transformer_block.py
+// get_num_layers_to_build, transformer_layer.py get_transformer_layer_offset).
 #include "trainscope/config/pipeline_layout.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +11,7 @@ namespace {
 
 TEST(PipelineLayoutTest, AccountForEmbeddingAndLossWithVpp) {
   // Qwen3-235B-A22B, 94 layers, p 8, v 4, both account flags: 96 slots, 12 per rank,
-  // 3 per chunk; chunk 0 of rank 0 and chunk 3 of rank 7 build 2 layers (§10 worked check).
+  // 3 per chunk; chunk 0 of rank 0 and chunk 3 of rank 7 build 2 layers (C15, C16).
   const ModelConfig model = io::LoadPreset("Qwen3-235B-A22B");
   TrainingConfig training;
   training.parallel = {.world_size = 256, .tensor = 2, .pipeline = 8, .virtual_stages = 4};
@@ -33,7 +34,7 @@ TEST(PipelineLayoutTest, AccountForEmbeddingAndLossWithVpp) {
 }
 
 TEST(PipelineLayoutTest, UnevenFirstAndLastStage) {
-  // Qwen3.5-35B-A3B, 40 layers, p 2, first 16 / last 24: no middle stages (§10 worked check).
+  // Qwen3.5-35B-A3B, 40 layers, p 2, first 16 / last 24: no middle stages (C18).
   const ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
   TrainingConfig training;
   training.parallel = {.world_size = 16, .pipeline = 2, .expert = 8};

@@ -193,7 +193,8 @@ std::map<std::string, int64_t> ClosedFormCoordinates(const ParallelSizes& s, int
   return x;
 }
 
-// The coordinates a group of `kind` spans, by the semantics in megatron-semantics.md §1.
+// The coordinates a group of `kind` spans, by Megatron-LM's rank order (parallel_state.py:617,
+// 887-895).
 std::vector<std::string> Spans(GroupKind kind) {
   switch (kind) {
     case GroupKind::kTp:

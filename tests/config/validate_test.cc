@@ -1,4 +1,4 @@
-// The configuration validator (megatron-semantics.md section 10, rules C1-C42, plus trainscope's
+// The configuration validator (docs/validation.md: Megatron rules C1-C42, plus trainscope's
 // T1-T9). Every rule has a test that breaks it and one that satisfies it; expected outcomes are
 // derived by hand from the preset config.json values quoted in each comment.
 #include "trainscope/config/validate.h"
@@ -86,7 +86,7 @@ TrainingConfig Qwen35MoeExample() {
 TrainingConfig Qwen30bExample() { return WithSizes({.world_size = 16, .expert = 16}); }
 
 TEST(ValidateTest, AcceptsQwen235bOn256GpusWithVppAndAccountForOptions) {
-  // 94 layers + embedding + loss = 96 slots = 8 ranks · 12 = 8 · 4 chunks · 3 (section 10).
+  // 94 layers + embedding + loss = 96 slots = 8 ranks · 12 = 8 · 4 chunks · 3 (C15, C16).
   const ValidationResult result = Validate(io::LoadPreset("Qwen3-235B-A22B"), Qwen235bExample());
   EXPECT_TRUE(result.ok());
   EXPECT_TRUE(result.errors.empty());
@@ -94,7 +94,7 @@ TEST(ValidateTest, AcceptsQwen235bOn256GpusWithVppAndAccountForOptions) {
 }
 
 TEST(ValidateTest, AcceptsQwen35MoeWithUnevenFirstAndLastStage) {
-  // 40 layers - 16 - 24 = 0 middle layers for 0 middle stages (section 10); E 256 % 8 == 0.
+  // 40 layers - 16 - 24 = 0 middle layers for 0 middle stages (C18); E 256 % 8 == 0.
   const ValidationResult result = Validate(io::LoadPreset("Qwen3.5-35B-A3B"), Qwen35MoeExample());
   EXPECT_TRUE(result.errors.empty());
   EXPECT_TRUE(result.warnings.empty());
@@ -264,7 +264,8 @@ TEST(ValidateTest, RejectsTensorParallelThatNeitherDividesNorIsMultipleOfKvHeads
 }
 
 TEST(ValidateTest, AcceptsTensorParallelAboveKvHeadsWhenAMultiple) {
-  // Qwen3.5-35B-A3B: 2 KV heads; t 4 is a multiple of 2 (KV heads replicated, section 2.3).
+  // Qwen3.5-35B-A3B: 2 KV heads; t 4 is a multiple of 2 (KV heads replicated,
+  // attention.py:340-380).
   TrainingConfig training = WithSizes({.world_size = 4, .tensor = 4});
   EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Qwen3.5-35B-A3B"), training).errors, "C5"));
 }
@@ -881,7 +882,7 @@ TEST(ValidateTest, RejectsMegatronFsdpTogetherWithTorchFsdp2) {
 
 TEST(ValidateTest, WarnsThatMegatronFsdpTurnsOnTheDistributedOptimizer) {
   // Megatron-FSDP v1 requires the distributed optimizer; Megatron-LM enables it
-  // (arguments.py:1128-1135 at the reference commit).
+  // (arguments.py:1128-1135 at Megatron-LM d98e8a64).
   TrainingConfig training;
   training.data_parallel.megatron_fsdp = true;
   const ValidationResult result = Validate(io::LoadPreset("Qwen3-8B"), training);

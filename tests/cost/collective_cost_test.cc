@@ -1,7 +1,7 @@
 // Collective cost against closed forms worked by hand (an idealised cluster with no size ramp,
 // so every term is a latency count or bytes / bandwidth) and against the measured NCCL busbw
-// figures of reference/hardware.md §2. nccl-tests conventions (§2): algbw = size / time;
-// busbw = algbw · 2(n−1)/n for all-reduce, · (n−1)/n for all-gather and reduce-scatter.
+// figures cited in docs/cost-model.md. nccl-tests conventions (doc/PERFORMANCE.md): algbw = size /
+// time; busbw = algbw · 2(n−1)/n for all-reduce, · (n−1)/n for all-gather and reduce-scatter.
 #include "trainscope/cost/collective_cost.h"
 
 #include <gmock/gmock.h>
@@ -120,7 +120,7 @@ TEST(CollectiveCostTest, NvlsAllReduceIsUsedFromFiveRanksWhenFaster) {
   // At full NVLS efficiency NVLS takes 5 µs + 10 ms and wins.
   cluster.link.nvls_efficiency = 1;
   EXPECT_DOUBLE_EQ(Seconds(Collective::kAllReduce, s, Ranks(0, 8), cluster), 5e-6 + 10e-3);
-  // 4 ranks stay on Ring (NCCL's choice, hardware.md §2.1): 6 µs + 15 ms.
+  // 4 ranks stay on Ring (NCCL's choice, stas00/ml-engineering network/README.md): 6 µs + 15 ms.
   EXPECT_DOUBLE_EQ(Seconds(Collective::kAllReduce, s, Ranks(0, 4), cluster), 6e-6 + 15e-3);
   // NVLS applies to all-reduce only.
   EXPECT_DOUBLE_EQ(Seconds(Collective::kAllGather, s, Ranks(0, 8), cluster), 7e-6 + 8.75e-3);
@@ -196,7 +196,7 @@ TEST(CollectiveCostTest, SingleRankGroupAndEmptyMessageCostNothing) {
 }
 
 TEST(CollectiveCostTest, GroupAcrossDomainsWithoutScaleOutFigureIsAnInputError) {
-  // H20's scale-out NIC is deployment-specific (hardware.md §1), so the preset has none.
+  // H20's scale-out NIC is deployment-specific (no published figure), so the preset has none.
   const config::ClusterSpec cluster = Preset("H20");
   EXPECT_THAT(
       [&] {
@@ -215,8 +215,9 @@ TEST(CollectiveCostTest, SharedLinkStretchesTheOverlappedPart) {
   EXPECT_DOUBLE_EQ(SharedLinkSeconds(10e-3, 5e-3, 1), 10e-3);
 }
 
-// Measured figures, hardware.md §2.1: nccl-tests on 8 x H200 at 16 GiB, all-gather 361.4,
-// reduce-scatter 362.9, all-reduce with NVLS off 367.2, with NVLS 482.3 (torch sweep) GB/s.
+// Measured figures, stas00/ml-engineering network/README.md: nccl-tests on 8 x H200 at 16 GiB,
+// all-gather 361.4, reduce-scatter 362.9, all-reduce with NVLS off 367.2, with NVLS 482.3 (torch
+// sweep) GB/s.
 TEST(CollectiveCostTest, ReproducesH200BusBandwidthAt16GiB) {
   config::ClusterSpec cluster = Preset("H200");
   const int64_t s = 16 * kGiB;
@@ -232,8 +233,8 @@ TEST(CollectiveCostTest, ReproducesH200BusBandwidthAt16GiB) {
               0.02 * 367.2e9);
 }
 
-// hardware.md §2.1, 8 x H200 all-reduce sweep (torch all_reduce_bench.py, NCCL 2.27.7, NVLS
-// on): busbw in GB/s from 32 KiB to 16 GiB. Every point within 10 %.
+// stas00/ml-engineering network/README.md, 8 x H200 all-reduce sweep (torch all_reduce_bench.py,
+// NCCL 2.27.7, NVLS on): busbw in GB/s from 32 KiB to 16 GiB. Every point within 10 %.
 TEST(CollectiveCostTest, ReproducesH200AllReduceSweep) {
   const config::ClusterSpec cluster = Preset("H200");
   const struct {
@@ -252,8 +253,8 @@ TEST(CollectiveCostTest, ReproducesH200AllReduceSweep) {
   }
 }
 
-// hardware.md §2.1, NVLS gain by GPU count at 8 GiB: 4 GPUs Ring 363.3; NVLS 414.2, 435.6,
-// 460.0, 473.1 GB/s for 5..8 GPUs. Within 6 %.
+// stas00/ml-engineering network/README.md, NVLS gain by GPU count at 8 GiB: 4 GPUs Ring 363.3; NVLS
+// 414.2, 435.6, 460.0, 473.1 GB/s for 5..8 GPUs. Within 6 %.
 TEST(CollectiveCostTest, ReproducesNvlsGainByGpuCount) {
   const config::ClusterSpec cluster = Preset("H200");
   const double measured[] = {363.3, 414.2, 435.6, 460.0, 473.1};
@@ -266,7 +267,7 @@ TEST(CollectiveCostTest, ReproducesNvlsGainByGpuCount) {
   }
 }
 
-// hardware.md §2.2: 4 x 8 B200 on EFA v4, all-reduce busbw 64.4 (16 MiB), 156.7 (64 MiB),
+// torch all_reduce_bench.py: 4 x 8 B200 on EFA v4, all-reduce busbw 64.4 (16 MiB), 156.7 (64 MiB),
 // 229.1 (256 MiB), 362.0 (1 GiB), 381.8 (16 GiB) GB/s; bus factor 2 · 31/32. Within 8.5 %.
 TEST(CollectiveCostTest, ReproducesFourNodeB200AllReduceSweep) {
   const config::ClusterSpec cluster = Preset("B200");

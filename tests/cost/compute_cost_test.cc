@@ -1,6 +1,6 @@
 // Compute cost against closed forms: a GEMM of shape m x n x k does 2·m·n·k FLOPs, a
 // memory-bound kernel moves its bytes at the HBM bandwidth, and a partial tile costs as much as a
-// full one. GPU figures are those of reference/hardware.md §1 (H100: 989.4 TFLOP/s BF16,
+// full one. GPU figures are the presets' (hardware.cc; H100: 989.4 TFLOP/s BF16,
 // 1978.9 FP8, 3.35 TB/s).
 #include "trainscope/cost/compute_cost.h"
 
@@ -57,7 +57,7 @@ TEST(ComputeCostTest, GemmEfficiencyScalesTheFlopTime) {
 
 TEST(ComputeCostTest, GpuThroughputScaleSpeedsUpOnlyItsGpuType) {
   // A scale of 1.25 for GB300 divides the FLOP-bound time on GB300 by 1.25 (2500 TFLOP/s BF16
-  // preset, hardware.md §1) and leaves H100 alone.
+  // preset) and leaves H100 alone.
   ComputeEfficiency eff = Ideal();
   eff.gpu_throughput_scale = {{"GB300", 1.25}};
   const std::optional<config::GpuSpec> gb300 = config::FindGpu("GB300");

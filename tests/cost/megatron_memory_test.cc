@@ -1,5 +1,5 @@
-// Megatron's theoretical memory formula (reference/megatron-semantics.md §9, from
-// theoretical_memory_usage.py), evaluated by hand below for Llama-3-8B and Qwen3-30B-A3B.
+// Megatron's theoretical memory formula (megatron/training/theoretical_memory_usage.py),
+// evaluated by hand below for Llama-3-8B and Qwen3-30B-A3B.
 // The same figures were cross-checked by running the Python functions of Megatron-LM d98e8a64.
 #include "trainscope/cost/megatron_memory.h"
 

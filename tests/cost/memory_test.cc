@@ -1,8 +1,8 @@
 // Memory estimate against hand-derived values. Parameter counts come from the per-layer formulas
-// of reference/qwen-architectures.md §5 and megatron-semantics.md §7.1 written out here, the
-// padding from §5.1 (64-element params, lcm(dp·cp, 128) buckets), the sharding from §5.1-§5.2,
-// the in-flight counts from §4.3-§4.5, and the activation formula from docs/memory.md
-// ("Dense layer formula"), not from the code under test.
+// of docs/params.md (Gated DeltaNet as Megatron-LM's ssm/gated_delta_net builds it) written out
+// here, the padding of param_layout.py (64-element params, lcm(dp·cp, 128) buckets), the
+// sharding of distrib_optimizer.py, the in-flight counts of schedules.py, and the activation
+// formula from docs/memory.md ("Dense layer formula"), not from the code under test.
 #include "trainscope/cost/memory.h"
 
 #include <gtest/gtest.h>
@@ -95,8 +95,9 @@ TEST(MemoryTest, MegatronFsdpShardsWeightsGradsAndOptimizer) {
   const MemoryOverheads no_overheads{
       .cuda_context_bytes = 0, .nccl_bytes_per_communicator = 0, .fragmentation_fraction = 0.0};
   const RankMemory rank = EstimateMemory(model, training, no_overheads).stages[0];
-  // §5.4 optim_grads_params: bf16 params and (auto = bf16) main grads sharded over dp·cp = 2,
-  // 12 B of fp32 state; the optimizer step's fp32 copy of the bf16 grad shard is transient.
+  // megatron_fsdp.py optim_grads_params: bf16 params and (auto = bf16) main grads sharded over
+  // dp·cp = 2, 12 B of fp32 state; the optimizer step's fp32 copy of the bf16 grad shard is
+  // transient.
   EXPECT_EQ(rank.weights_bytes, 2 * total / 2);
   EXPECT_EQ(rank.grads_bytes, 2 * total / 2);
   EXPECT_EQ(rank.optimizer_bytes, 12 * total / 2);

@@ -1,5 +1,6 @@
-// Per-layer ops against the formulas of reference/megatron-semantics.md (§2, §3, §6, §7, §11,
-// §12). Every expected size is written out here from those formulas, not taken from the code.
+// Per-layer ops against Megatron-LM d98e8a64 (tensor_parallel/, transformer/moe/, ssm/) and TE
+// context_parallel.py, with the sizes of docs/workload.md. Every expected size is written out here
+// from those formulas, not taken from the code.
 #include "trainscope/graph/layer_ops.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,7 @@ config::TrainingConfig Training(int64_t tp, bool sp) {
   return training;
 }
 
-// The §12 worked example: t = 2 with SP, e = 8, u = 1, alltoall, fp32 router.
+// Worked example, Qwen3-30B-A3B: t = 2 with SP, e = 8, u = 1, alltoall, fp32 router.
 config::TrainingConfig WorkedExampleTraining() {
   config::TrainingConfig training = Training(2, true);
   training.parallel.world_size = 16;
@@ -47,7 +48,7 @@ std::vector<Op> Filter(const std::vector<Op>& ops, GroupKind group) {
   return out;
 }
 
-// TP collectives of the column/row pairs (the §2.3 KV gather excluded).
+// TP collectives of the column/row pairs (the g < t KV gather excluded).
 std::vector<Op> PairTpOps(const std::vector<Op>& ops) {
   std::vector<Op> out;
   for (const Op& op : Filter(ops, GroupKind::kTp)) {
@@ -90,7 +91,7 @@ const Collective kAg = Collective::kAllGather;
 const Collective kRs = Collective::kReduceScatter;
 const Collective kAr = Collective::kAllReduce;
 
-// §2.2: per column/row pair, SP gives fwd AG + RS and bwd AG, AG, RS, all of A = s_c·b·h·2.
+// Per column/row pair, SP gives fwd AG + RS and bwd AG, AG, RS, all of A = s_c·b·h·2.
 TEST(LayerOpsTest, DenseQwen3LayerHasFourForwardAndSixBackwardTpOpsOfSizeAWithSp) {
   for (const char* name :
        {"Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "Qwen3-32B"}) {
@@ -111,7 +112,7 @@ TEST(LayerOpsTest, DenseQwen3LayerHasFourForwardAndSixBackwardTpOpsOfSizeAWithSp
   }
 }
 
-// §2.2 without SP: one AR of A forward (row output) and one backward (column dgrad) per pair.
+// Without SP: one AR of A forward (row output) and one backward (column dgrad) per pair.
 TEST(LayerOpsTest, DenseQwen3LayerHasOneAllReducePerPairAndPhaseWithoutSp) {
   for (const char* name :
        {"Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "Qwen3-32B"}) {
@@ -150,7 +151,7 @@ TEST(LayerOpsTest, Qwen3MoeLayerHasAttentionTpOpsOnlyWithSp) {
   }
 }
 
-// §2.3, Qwen3-30B-A3B (g = 4) at t = 8: s·b·(q + 2kv)·2 = 4096·(4096 + 2·512)·2 = 41,943,040.
+// KV gather, Qwen3-30B-A3B (g = 4) at t = 8: s·b·(q + 2kv)·2 = 4096·(4096 + 2·512)·2 = 41,943,040.
 TEST(LayerOpsTest, GathersQkvWhenTensorParallelExceedsKvHeads) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   const config::TrainingConfig training = Training(8, true);
@@ -177,7 +178,7 @@ TEST(LayerOpsTest, GatedAttentionGatherIncludesTheGate) {
             83'886'080);
 }
 
-// §12: A = 16 MiB, dispatch A2A 64 MiB, probs 64 KiB (fp32), metadata AG 8 KiB, aux AR 1 KiB.
+// Example: A = 16 MiB, dispatch A2A 64 MiB, probs 64 KiB (fp32), metadata AG 8 KiB, aux AR 1 KiB.
 TEST(LayerOpsTest, ReproducesWorkedExampleAllToAllSizes) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   const config::TrainingConfig training = WorkedExampleTraining();
@@ -198,7 +199,7 @@ TEST(LayerOpsTest, ReproducesWorkedExampleAllToAllSizes) {
   EXPECT_TRUE(Filter(fwd, GroupKind::kEtp).empty());  // u = 1
 }
 
-// §3.2 backward: A2A of the combine grad, probs grad and tokens grad, same volumes as forward.
+// alltoall backward: A2A of the combine grad, probs grad and tokens grad, same volumes as forward.
 TEST(LayerOpsTest, AllToAllBackwardMovesTheSameVolumeAsForward) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   const config::TrainingConfig training = WorkedExampleTraining();
@@ -262,8 +263,9 @@ TEST(LayerOpsTest, CapacityPaddingSendsCapacityTimesExperts) {
   EXPECT_FALSE(HasOp(fwd, "moe.dispatch.metadata_ag"));
 }
 
-// §3.3 with G = u·e = 8, T = 2048, E = 128, fp32 probs: routing map G·T·E = 2 MiB, probs 8 MiB,
-// hidden G·T·h·2 = 64 MiB, RS G·T·h·4 = 128 MiB; backward AG 128 MiB, RS 64 MiB, RS 8 MiB.
+// allgather with G = u·e = 8, T = 2048, E = 128, fp32 probs: routing map G·T·E = 2 MiB,
+// probs 8 MiB, hidden G·T·h·2 = 64 MiB, RS G·T·h·4 = 128 MiB; backward AG 128 MiB, RS 64 MiB,
+// RS 8 MiB.
 TEST(LayerOpsTest, AllGatherDispatcherSizesFollowTheTable) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   config::TrainingConfig training = WorkedExampleTraining();
@@ -284,7 +286,7 @@ TEST(LayerOpsTest, AllGatherDispatcherSizesFollowTheTable) {
   EXPECT_EQ(bwd[2].message_bytes, 8 * kMiB);
 }
 
-// §3.4: D = 8·[1 − C(112,8)/C(128,8)] = 5.33936 (evaluated with Python's math.comb), rows =
+// flex: D = 8·[1 − C(112,8)/C(128,8)] = 5.33936 (evaluated with Python's math.comb), rows =
 // round(2048·D) = 10,935; dispatch rows carry 2048·2 + 8·(4 + 8) = 4192 B, combine rows 4096 B.
 TEST(LayerOpsTest, FlexDispatcherSendsDeduplicatedRows) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
@@ -333,7 +335,7 @@ TEST(LayerOpsTest, Qwen35LayersFollowTheThreeToOnePatternWithAttentionTpOps) {
   }
 }
 
-// §7.3, Qwen3.5-9B, t = 2, c = 2: in = 2·2048 + 2·4096 + 2·32 = 12,352; s_c = 2048:
+// GDN CP, Qwen3.5-9B, t = 2, c = 2: in = 2·2048 + 2·4096 + 2·32 = 12,352; s_c = 2048:
 // A2A in 2048·12352/2·2 = 25,296,896 B; A2A out 2048·4096/2·2 = 8,388,608 B.
 TEST(LayerOpsTest, GdnContextParallelAllToAllsOnlyFromCore018) {
   const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
@@ -351,7 +353,7 @@ TEST(LayerOpsTest, GdnContextParallelAllToAllsOnlyFromCore018) {
       Filter(DecoderLayerForward(MakeLayerOpContext(model, training), 0), GroupKind::kCp).empty());
 }
 
-// §6, Qwen3-8B (g = 8, d_h = 128), t = 2, c = 4: g_l = 4, s_c = 1024, KV = 2·1024·4·128·2 = 2 MiB.
+// CP, Qwen3-8B (g = 8, d_h = 128), t = 2, c = 4: g_l = 4, s_c = 1024, KV = 2·1024·4·128·2 = 2 MiB.
 TEST(LayerOpsTest, CpRingSendsKvForwardAndTwiceBackward) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   config::TrainingConfig training = Training(2, true);
@@ -403,7 +405,7 @@ TEST(LayerOpsTest, CpAllToAllMovesQkvAndOutput) {
   EXPECT_EQ(bwd, (std::vector<int64_t>{4 * kMiB, 4 * kMiB, kMiB, kMiB}));
 }
 
-// §2.5, Qwen3-8B, t = 4: A = 4096·4096·2 = 32 MiB; CE ARs 4096·4 = 16 KiB.
+// Embedding and CE, Qwen3-8B, t = 4: A = 4096·4096·2 = 32 MiB; CE ARs 4096·4 = 16 KiB.
 TEST(LayerOpsTest, EmbeddingLmHeadAndLossCollectivesWithSp) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   const config::TrainingConfig training = Training(4, true);
@@ -436,7 +438,7 @@ TEST(LayerOpsTest, EmbeddingAndLmHeadUseAllReducesWithoutSp) {
   EXPECT_EQ(bwd[0].message_bytes, 32 * kMiB);
 }
 
-// §11 compute ops, Qwen3-8B, t = 2: linear_qkv 2·4096·4096·(4096 + 2·1024)/2 = 103,079,215,104;
+// GEMM FLOPs, Qwen3-8B, t = 2: linear_qkv 2·4096·4096·(4096 + 2·1024)/2 = 103,079,215,104;
 // causal core attention 2·b·(n/t)·d_h·s² = 2·16·128·4096² = 68,719,476,736.
 TEST(LayerOpsTest, GemmAndAttentionFlopsFollowClosedForms) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
@@ -483,7 +485,7 @@ TEST(LayerOpsTest, FullRecomputeReplaysEveryForwardOp) {
   EXPECT_TRUE(DecoderLayerRecompute(MakeLayerOpContext(model, training), 5, false).empty());
 }
 
-// §11 item 4, Qwen3.5-9B, t = 2, SP: A = 4096·4096·2 = 32 MiB; eh_proj fwd AG 2A + AG A,
+// MTP, Qwen3.5-9B, t = 2, SP: A = 4096·4096·2 = 32 MiB; eh_proj fwd AG 2A + AG A,
 // bwd AG A, AG 2A, RS 2A; the MTP decoder layer has index L = 32.
 TEST(LayerOpsTest, MtpLayerGathersTheConcatenatedInput) {
   const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
@@ -603,7 +605,7 @@ TEST(LayerOpsTest, DenseLayerHasElevenForwardComputeOps) {
   EXPECT_EQ(ComputeNames(DecoderLayerBackward(context, 0)).size(), 15u);
 }
 
-// §12 worked example (Qwen3-30B-A3B, T = 2048, k = 8, h = 2048, e = 8, u = 1): the permute
+// Worked example (Qwen3-30B-A3B, T = 2048, k = 8, h = 2048, e = 8, u = 1): the permute
 // gathers T·k = 16,384 rows of h, 33,554,432 elements, reading and writing 2 B each:
 // 134,217,728 bytes, no FLOPs. The unpermute adds the 16,384 rows back into T rows: 33,554,432
 // FLOPs, (16,384 + 2048)·2048·2 = 75,497,472 bytes. E/e = 16 local experts, so the rows are also

@@ -1,5 +1,5 @@
 // Parameter counts against published figures and against the formulas of
-// reference/qwen-architectures.md §5, written out here independently of graph/weights.
+// docs/params.md, written out here independently of graph/weights.
 #include "trainscope/graph/param_count.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@ struct PublishedCount {
   int64_t active;
 };
 
-// qwen-architectures.md §6 (KerasHub presets `params`; HF safetensors metadata for 235B).
+// KerasHub presets `params` (qwen3_presets.py, qwen3_moe_presets.py); HF safetensors for 235B.
 const PublishedCount kQwen3Counts[] = {
     {"Qwen3-0.6B", 596'049'920, 155'582'464, 0, 440'467'456, 596'049'920},
     {"Qwen3-1.7B", 1'720'574'976, 311'164'928, 0, 1'409'410'048, 1'720'574'976},
@@ -61,7 +61,7 @@ TEST(ParamCountTest, ReproducesPublishedLlamaAndMixtralCounts) {
             46'702'792'704 - 32LL * 6 * 3 * 4096 * 14336);
 }
 
-// The hybrid formulas of qwen-architectures.md §5, evaluated by hand for one model.
+// The hybrid formulas of docs/params.md, evaluated by hand for one model.
 struct HybridDims {
   int64_t h, nh, nkv, hd, nk, dk, nv, dv, kernel, layers, vocab;
   bool tied;
@@ -151,7 +151,7 @@ TEST(ParamCountTest, TiedEmbeddingsDropTheHeadButNotTheEmbedding) {
 }
 
 TEST(ParamCountTest, PadsVocabToMultipleOf128TimesTp) {
-  // vocab_utils.py: ceil(151936 / 256) * 256 = 152064 (megatron-semantics.md §12).
+  // vocab_utils.py: ceil(151936 / 256) * 256 = 152064 (divisor 128 · t).
   EXPECT_EQ(PaddedVocabSize(151936, 2, 128), 152064);
   EXPECT_EQ(PaddedVocabSize(248320, 1, 128), 248320);  // 1940 x 128
   EXPECT_EQ(PaddedVocabSize(248320, 8, 128), 248832);  // ceil(248320/1024) = 243 -> 248832
@@ -194,7 +194,7 @@ TEST(ParamCountTest, PerStageExpertShardsFollowEpAndEtp) {
 
 TEST(ParamCountTest, QueryGroupsBelowTpSplitTheQkvWeightWithoutReplication) {
   // Qwen3.5-35B-A3B has g = 2 < t = 4: Megatron still splits linear_qkv evenly
-  // (megatron-semantics.md §2.3): (2*16*256 + 2*2*256) * 2048 / 4 per rank.
+  // (attention.py:340-380): (2*16*256 + 2*2*256) * 2048 / 4 per rank.
   const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
   const WeightTensor qkv =
       DecoderLayerWeights(model, {config::MixerKind::kGatedAttention, config::FfnKind::kMoe})[1];

@@ -1,5 +1,6 @@
-// Step graph against reference/megatron-semantics.md §4 (pipeline schedules and p2p), §5 (DP
-// gradient sync; §5.4 Megatron-FSDP), §4.6 (embedding group) and §8.1 (Megatron FLOPs). Every
+// Step graph against Megatron-LM d98e8a64: pipeline_parallel/schedules.py (schedules and p2p),
+// distributed/ param_and_grad_buffer.py and finalize_model_grads.py (DP gradient sync, embedding
+// group), megatron_fsdp.py (Megatron-FSDP) and num_floating_point_operations (FLOPs). Every
 // expected value is derived here by hand from those formulas and the model dimensions, not from
 // the code.
 #include "trainscope/graph/step_graph.h"
@@ -64,7 +65,7 @@ TEST(StepGraphTest, OneFOneBSendsAndReceivesPerStageFollowTheStagePosition) {
     for (int64_t r = 0; r < p; ++r) {
       const StepGraph graph = BuildStepGraph(model, training, r);
       for (int64_t j = 0; j < m; ++j) {
-        // §4.3: recv-fwd if r > 0, send-fwd if r < p−1, recv-bwd if r < p−1, send-bwd if r > 0.
+        // 1F1B: recv-fwd if r > 0, send-fwd if r < p−1, recv-bwd if r < p−1, send-bwd if r > 0.
         EXPECT_EQ(CountOps(graph, Collective::kRecv, Phase::kForward, j), r > 0 ? 1 : 0);
         EXPECT_EQ(CountOps(graph, Collective::kSend, Phase::kForward, j), r < p - 1 ? 1 : 0);
         EXPECT_EQ(CountOps(graph, Collective::kRecv, Phase::kBackward, j), r < p - 1 ? 1 : 0);
@@ -82,8 +83,8 @@ TEST(StepGraphTest, InterleavedSendsAndReceivesIncludeTheWrapAround) {
     training.parallel.virtual_stages = v;
     for (int64_t r = 0; r < p; ++r) {
       const StepGraph graph = BuildStepGraph(model, training, r);
-      // §4.4: v forward sends (v−1 on the last rank), v forward receives (v−1 on rank 0); the
-      // same for backward, with the roles of the first and last rank swapped.
+      // Interleaved: v forward sends (v−1 on the last rank), v forward receives (v−1 on rank 0);
+      // the same for backward, with the roles of the first and last rank swapped.
       const int64_t fwd_sends = v - (r == p - 1 ? 1 : 0);
       const int64_t fwd_recvs = v - (r == 0 ? 1 : 0);
       for (int64_t j = 0; j < m; ++j) {
@@ -129,7 +130,7 @@ TEST(StepGraphTest, PipelineMessageIsTheSequenceParallelSliceOfTheActivation) {
   config::TrainingConfig training = Training(2, 2, 1, 2);
   training.sequence_parallel = true;
   const StepGraph graph = BuildStepGraph(model, training, 0);
-  // §4.1: P = s_c·b·h·β/t = 256·1·64·2/2 = 16,384 bytes.
+  // p2p tensor: P = s_c·b·h·β/t = 256·1·64·2/2 = 16,384 bytes.
   const std::vector<Op> sends = Named(graph, "pp.send_forward");
   ASSERT_EQ(sends.size(), 2u);
   EXPECT_EQ(sends[0].message_bytes, 16384);
@@ -138,7 +139,7 @@ TEST(StepGraphTest, PipelineMessageIsTheSequenceParallelSliceOfTheActivation) {
 TEST(StepGraphTest, OneFOneBWarmUpRunsTheFirstForwardsBeforeAnyBackward) {
   const config::ModelConfig model = TinyModel();
   const config::TrainingConfig training = Training(1, 4, 1, 8);
-  // §4.3, rank 0: w = min(4−0−1, 8) = 3 forwards, 5 (F, B) pairs, 3 backwards.
+  // 1F1B, rank 0: w = min(4−0−1, 8) = 3 forwards, 5 (F, B) pairs, 3 backwards.
   const std::vector<std::string> rank0 = {"F0.0", "F1.0", "F2.0", "F3.0", "B0.0", "F4.0",
                                           "B1.0", "F5.0", "B2.0", "F6.0", "B3.0", "F7.0",
                                           "B4.0", "B5.0", "B6.0", "B7.0"};
@@ -154,8 +155,8 @@ TEST(StepGraphTest, InterleavedWarmUpFollowsTheMicroBatchGroupTable) {
   const config::ModelConfig model = TinyModel();
   config::TrainingConfig training = Training(1, 2, 1, 4);
   training.parallel.virtual_stages = 2;
-  // §4.4 with G = p = 2: forward order (0,c0) (1,c0) (0,c1) (1,c1) (2,c0) (3,c0) (2,c1) (3,c1);
-  // backward k runs the same micro-batch on chunk v−1−c.
+  // Interleaved with G = p = 2: forward order (0,c0) (1,c0) (0,c1) (1,c1) (2,c0) (3,c0) (2,c1)
+  // (3,c1); backward k runs the same micro-batch on chunk v−1−c.
   // Rank 0: w = 2(2−0−1) + (2−1)·2 = 4.
   const std::vector<std::string> rank0 = {"F0.0", "F1.0", "F0.1", "F1.1", "F2.0", "B0.1",
                                           "F3.0", "B1.1", "F2.1", "B0.0", "F3.1", "B1.0",
@@ -284,7 +285,8 @@ TEST(StepGraphTest, OncePerStepOpsFollowFinalizeThenOptimizerOrder) {
   for (const Op& op : graph.ops) {
     if (op.micro_batch < 0) names.push_back(op.name);
   }
-  // §11 once-per-step order: DP RS, TP AR (SP norms), embedding AR, grad norm, step, param AG.
+  // finalize_model_grads.py order: DP RS, TP AR (SP norms), embedding AR, grad norm, step,
+  // param AG.
   const std::vector<std::string> expected = {
       "dp.grad_reduce_scatter.bucket0", "dp.grad_reduce_scatter.bucket1",
       "tp.replicated_grad_all_reduce",  "embedding.grad_all_reduce",
@@ -381,8 +383,8 @@ TEST(StepGraphTest, BuildsTheLastRankOfALargeMoeCluster) {
 TEST(StepGraphTest, MegatronFlopsOfDenseQwen3With8BParameters) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   const config::TrainingConfig training = Training(1, 1, 1, 1);  // GBS 1, s = 256
-  // §8.1: h = 4096, F = 12288, L = 36, q = 32·128 = 4096, kv = 8·128 = 1024, no gate, no MTP;
-  // V = ceil(151936/128)·128 = 151,936. N = 256, Q = 256².
+  // Megatron FLOPs: h = 4096, F = 12288, L = 36, q = 32·128 = 4096, kv = 8·128 = 1024, no gate, no
+  // MTP; V = ceil(151936/128)·128 = 151,936. N = 256, Q = 256².
   const int64_t n = 256;
   const int64_t ffn = int64_t{6} * 4096 * (12288 * 3 * 36);
   const int64_t attention = int64_t{6} * (4096 * (4096 + 2 * 1024) + 4096 * 4096) * 36;
@@ -449,7 +451,7 @@ TEST(StepGraphTest, MegatronFlopsStayExactBeyondInt64) {
   EXPECT_EQ(large, 16 * small);
 }
 
-// Qwen3-8B at t = 2, d = 4 (W = 8), m = 2 under Megatron-FSDP with `strategy` (§5.4).
+// Qwen3-8B at t = 2, d = 4 (W = 8), m = 2 under Megatron-FSDP with `strategy` (megatron_fsdp.py).
 config::TrainingConfig FsdpTraining(config::FsdpStrategy strategy) {
   config::TrainingConfig training = Training(2, 1, 4, 2);
   training.data_parallel.distributed_optimizer = true;
@@ -482,7 +484,7 @@ std::vector<Op> Matching(const StepGraph& graph, Collective collective, int64_t 
 TEST(StepGraphTest, MegatronFsdpGathersEachLayerTwiceAndReduceScattersItOncePerMicroBatch) {
   const StepGraph graph = BuildStepGraph(io::LoadPreset("Qwen3-8B"),
                                          FsdpTraining(config::FsdpStrategy::kOptimGradsParams), 0);
-  // §5.4 optim_grads_params: AG before forward, AG before backward, RS after backward; bf16
+  // optim_grads_params: AG before forward, AG before backward, RS after backward; bf16
   // params and grad-comm dtype `auto` = bf16, whatever grad_reduce_in_fp32 says.
   for (int64_t layer = 0; layer < 36; ++layer) {
     for (int64_t micro_batch = 0; micro_batch < 2; ++micro_batch) {
@@ -510,9 +512,9 @@ TEST(StepGraphTest, MegatronFsdpGathersEachLayerTwiceAndReduceScattersItOncePerM
 TEST(StepGraphTest, MegatronFsdpGathersJustBeforeTheLayerAndReducesJustAfterItsBackward) {
   const StepGraph graph = BuildStepGraph(io::LoadPreset("Qwen3-8B"),
                                          FsdpTraining(config::FsdpStrategy::kOptimGradsParams), 0);
-  // §5.4 hooks: pre-forward unshard, pre-backward unshard, post-backward reduce. Layer 5,
-  // micro-batch 1: the forward AG is followed by the layer's first forward op, the backward AG
-  // by its first backward op, and the RS follows its last backward op.
+  // megatron_fsdp.py hooks: pre-forward unshard, pre-backward unshard, post-backward reduce.
+  // Layer 5, micro-batch 1: the forward AG is followed by the layer's first forward op, the
+  // backward AG by its first backward op, and the RS follows its last backward op.
   std::vector<const Op*> layer_ops;
   for (const Op& op : graph.ops) {
     if (op.layer == 5 && op.micro_batch == 1) layer_ops.push_back(&op);

@@ -1,5 +1,5 @@
 // Calibration CSV reader: RFC 4180 quoting, empty cells, qualified numeric cells, errors, and
-// the shipped data file (352 rows, 37 with peak memory, per reference/hardware.md §4.3).
+// the shipped data file (352 rows, 37 with peak memory, per data/calibration/SOURCES.md).
 #include "trainscope/io/calibration_csv.h"
 
 #include <gmock/gmock.h>
@@ -97,7 +97,7 @@ TEST(CalibrationCsvTest, RejectsWrongHeader) {
 TEST(CalibrationCsvTest, LoadsShippedCalibrationSet) {
   const std::vector<CalibrationRow> rows =
       LoadCalibrationCsv(std::string(TRAINSCOPE_CALIBRATION_CSV));
-  // hardware.md §4.1 and §4.3: 352 rows, 37 with peak memory.
+  // data/calibration/SOURCES.md: 352 rows, 37 with peak memory.
   EXPECT_EQ(rows.size(), 352u);
   EXPECT_EQ(std::ranges::count_if(
                 rows, [](const CalibrationRow& row) { return row.peak_memory_bytes.has_value(); }),

@@ -1,4 +1,4 @@
-// AICB native CSV: goldens, a read-back of the §2.2 columns, and determinism.
+// AICB native CSV: goldens, a read-back of AICB's native CSV columns, and determinism.
 #include "trainscope/report/aicb_writer.h"
 
 #include <gmock/gmock.h>
@@ -75,9 +75,10 @@ TEST(AicbWriterTest, ReadsBackWithTwelveNativeColumns) {
 
 TEST(AicbWriterTest, WritesMegatronBackwardCollectivesAndMoeBackward) {
   const std::string text = Render(testing::MoeCase()).text;
-  // Unlike AICB master (§2.5 item 1) the MoE backward all-to-alls are present.
+  // Unlike AICB master (MockedMegatron.py MOEMLP.backward) the MoE backward all-to-alls are
+  // present.
   EXPECT_THAT(text, HasSubstr("CommType.all_to_all,CommGroup.ep_group,4,67108864,backward.MoE."));
-  // SP backward: the column linear's dgrad reduce-scatter of A (§2.4 first row).
+  // SP backward: the column linear's dgrad reduce-scatter of A (AICB writes 0 bytes).
   EXPECT_THAT(text, HasSubstr("CommType.reduce_scatter,CommGroup.tp_group,2,16777216,"
                               "backward.MegatronColumnLinear"));
   EXPECT_THAT(text, HasSubstr("CommType.reduce_scatter,CommGroup.ep_dp_group,2,"));

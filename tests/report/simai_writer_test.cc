@@ -1,5 +1,6 @@
 // SimAI workload text: goldens, a read-back through the parsing rules of
-// reference/workload-formats.md §1.1-§1.4, row counts of §1.8, and the diagnostics.
+// SimAI's Workload::initialize_workload (Workload.cc), row counts of docs/workload.md, and the
+// diagnostics.
 #include "trainscope/report/simai_writer.h"
 
 #include <gmock/gmock.h>
@@ -193,7 +194,7 @@ TEST(SimAiWriterTest, WritesMoeRowsWithMirroredBackwardCollectives) {
        {"moe_router", "moe_dispatch", "moe_etp_gather", "moe_experts", "moe_combine"}) {
     EXPECT_EQ(CountRows(parsed, name), layers) << name;
   }
-  // §1.8 sizes with b = 1, s = 4096, t = 2, k = 8, E = 128, u = 2, e = 4.
+  // MoE row sizes with b = 1, s = 4096, t = 2, k = 8, E = 128, u = 2, e = 4.
   const int64_t h = c.model.hidden_size, k = 8, s = 4096, t = 2;
   std::map<std::string, std::vector<std::string>> first;
   for (const std::vector<std::string>& row : parsed.rows) first.try_emplace(row[0], row);

@@ -11,35 +11,38 @@
 namespace trainscope::config {
 
 // Calibration of the collective cost model, fitted to the measured NCCL sweeps of
-// reference/hardware.md §2 (derivations in docs/cost-model.md, "Collectives"). A cluster file can
+// published nccl-tests and torch all_reduce_bench.py runs (sources and derivations in
+// docs/cost-model.md, "Collectives"). A cluster file can
 // override each field. The achieved bus bandwidth of a ring phase moving messages of S bytes is
 //   busbw(S) = link · bus_efficiency / (1 + (half_bytes / S)^ramp_exponent)
 // and every algorithm step also pays a latency.
 struct LinkEfficiency {
   // Ring busbw / NVLink peak at large messages: nccl-tests on 8 x H200 at 16 GiB, all-gather
-  // 361.4, reduce-scatter 362.9, all-reduce (NVLS off) 367.2 GB/s (§2.1): mean 363.8 / 450.
+  // 361.4, reduce-scatter 362.9, all-reduce (NVLS off) 367.2 GB/s (stas00/ml-engineering
+  // network/README.md): mean 363.8 / 450.
   double nvlink_bus_efficiency = 0.81;
   // Per ring step over NVLink, and the ramp of the ring busbw with message size: least-squares
-  // (minimax) fit to the 8 x H200 all-reduce sweep, 32 KiB to 1 MiB (Ring + LL, §2.1).
+  // (minimax) fit to the 8 x H200 all-reduce sweep, 32 KiB to 1 MiB (Ring + LL,
+  // stas00/ml-engineering network/README.md).
   double nvlink_latency_seconds = 2.6e-6;
   double nvlink_half_bytes = 0.96e6;
   double nvlink_ramp_exponent = 0.5;
   // NVLS (NVLink SHARP) all-reduce: algbw / NVLink peak and a fixed cost per call, fitted to the
-  // NVLS part of the same sweep (2 MiB to 16 GiB; 482.3 GB/s busbw at 16 GiB, §2.1). NVLS algbw
+  // NVLS part of the same sweep (2 MiB to 16 GiB; 482.3 GB/s busbw at 16 GiB). NVLS algbw
   // hardly depends on the GPU count: 258.9, 261.4, 268.3, 270.3 GB/s for 5..8 GPUs at 8 GiB.
   double nvls_efficiency = 0.606;
   double nvls_latency_seconds = 91e-6;
-  // NCCL chose Ring at 4 GPUs and NVLS from 5 (§2.1, §2.4).
+  // NCCL chose Ring at 4 GPUs and NVLS from 5 (stas00/ml-engineering network/README.md).
   int64_t nvls_min_ranks = 5;
   // Busbw per NIC / NIC peak at large messages and its ramp with the per-NIC message size,
-  // minimax fit to 4 x 8 B200 on EFA v4, all-reduce 16 MiB to 16 GiB (§2.2), with the
-  // hierarchical algorithm and a 10 µs hop latency. EFA ramps slowly; InfiniBand is expected to
-  // reach the peak at smaller messages (no measured source, §2.3).
+  // minimax fit to 4 x 8 B200 on EFA v4, all-reduce 16 MiB to 16 GiB (torch all_reduce_bench.py),
+  // with the hierarchical algorithm and a 10 µs hop latency. EFA ramps slowly; InfiniBand is
+  // expected to reach the peak at smaller messages (no published measurement).
   double scale_out_bus_efficiency = 0.82;
   double scale_out_half_bytes = 17e6;
   double scale_out_ramp_exponent = 0.66;
-  // Latency of one inter-node algorithm step (hop). No measured per-hop figure exists
-  // (§2.3); 10 µs is the 20 µs lower end of its 2-node inter-node all-reduce rule of thumb
+  // Latency of one inter-node algorithm step (hop). No measured per-hop figure exists;
+  // 10 µs is the 20 µs lower end of the unsourced 20-40 µs inter-node all-reduce rule of thumb
   // over that algorithm's 2 inter-node steps. Set per cluster (--scale-out-latency-us).
   double scale_out_latency_seconds = 10e-6;
   friend bool operator==(const LinkEfficiency&, const LinkEfficiency&) = default;
@@ -60,7 +63,7 @@ struct ClusterSpec {
 // The preset cluster of `gpu`: HGX/DGX nodes of 8 GPUs forming one NVLink domain, except
 // GB200 and GB300 (NVL72: compute trays of 4 GPUs, 72-GPU NVLink domain) and L20 (PCIe, one
 // node per domain). NVLS is on for Hopper and Blackwell NVSwitch systems and off for A100,
-// A800 and L20. The NIC bandwidth is the preset's (0 where hardware.md has no figure).
+// A800 and L20. The NIC bandwidth is the preset's (0 where no figure is published).
 [[nodiscard]] ClusterSpec DefaultCluster(const GpuSpec& gpu);
 
 }  // namespace trainscope::config

@@ -1,10 +1,10 @@
-// GPU preset table. Every figure is from reference/hardware.md §1 (sources listed there:
-// glennklockwood.com H100/B200 tables, NVIDIA-NeMo/Automodel mfu.py peak values,
-// stas00/ml-engineering network/README.md, pytorch/torchtitan benchmarks/, public H200/H20/B200
-// spec summaries). Figures the reference marks "unconfirmed" are marked so here.
+// GPU preset table. Sources: glennklockwood.com H100/B200 tables, NVIDIA-NeMo/Automodel
+// nemo_automodel/_transformers/mfu.py peak values, stas00/ml-engineering network/README.md,
+// pytorch/torchtitan benchmarks/, public H200/H20/B200 spec summaries. Figures no primary source
+// confirms are marked "unconfirmed" here.
 //
-// memory_bytes is the usable HBM where the reference gives a usable figure; otherwise it is the
-// published capacity read in decimal GB (the reference's unit convention), which is an upper
+// memory_bytes is the usable HBM where a published run measured it; otherwise it is the
+// published capacity read in decimal GB (the vendors' unit convention), which is an upper
 // bound on what a job can allocate.
 #include "trainscope/config/hardware.h"
 
@@ -30,11 +30,12 @@ int64_t DecimalGigabytes(int64_t gb) { return gb * static_cast<int64_t>(kBytesPe
 std::array<GpuSpec, 12> GpuTable() {
   return {{
       // H100 SXM5 700 W. Usable memory: a calibration job reached 80,999 MiB (79.1 GiB) at its
-      // limit (hardware.md §1). NIC: 1x 400 Gb/s CX-7 per GPU.
+      // limit (Megatron-Bridge examples/model_verification_cards/glm5-2/card.yaml).
+      // NIC: 1x 400 Gb/s CX-7 per GPU.
       {"H100", Teraflops(989.4), Teraflops(1978.9), 80'999 * kBytesPerMiB, TerabytesPerSecond(3.35),
        GigabytesPerSecond(450), GigabitsPerSecond(400)},
-      // H100 96 GB HBM2e, 500 W (Meta Grand Teton, torchtitan benchmarks). The reference says
-      // its BF16 peak is below 989 and not published; 989.4 is used as an upper bound
+      // H100 96 GB HBM2e, 500 W (Meta Grand Teton, torchtitan benchmarks). Its BF16 peak
+      // is below 989 and not published; 989.4 is used as an upper bound
       // (unconfirmed), and FP8 likewise. Memory: published 96 GB, no usable figure.
       {"H100-96GB", Teraflops(989.4), Teraflops(1978.9), DecimalGigabytes(96),
        TerabytesPerSecond(2.4), GigabytesPerSecond(450), GigabitsPerSecond(400)},
@@ -69,7 +70,7 @@ std::array<GpuSpec, 12> GpuTable() {
       // GPU (DGX B300: 8 per node).
       {"B300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
        GigabytesPerSecond(900), GigabitsPerSecond(800)},
-      // GB300 NVL72: the B300 figures (hardware.md §1 has one row for both, peaks unconfirmed)
+      // GB300 NVL72: the B300 figures (one set of published figures for both, peaks unconfirmed)
       // in a 72-GPU NVLink domain; 800 Gb/s CX-8 per GPU.
       {"GB300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
        GigabytesPerSecond(900), GigabitsPerSecond(800)},

@@ -1,5 +1,5 @@
 // Built-in GPU presets: peak dense compute, usable memory and link bandwidths of the GPUs
-// trainscope models, from reference/hardware.md §1. Plain values; the table lives inside
+// trainscope models, with their sources cited in hardware.cc. Plain values; the table lives inside
 // hardware.cc and is rebuilt on each call, so there is no shared state.
 #ifndef TRAINSCOPE_CONFIG_HARDWARE_H_
 #define TRAINSCOPE_CONFIG_HARDWARE_H_
@@ -12,7 +12,7 @@
 
 namespace trainscope::config {
 
-// One GPU type. Bandwidths are per GPU and per direction. A zero rate means the reference has no
+// One GPU type. Bandwidths are per GPU and per direction. A zero rate means no published
 // figure for this GPU (FP8 on A100/A800; scale-out NICs that are deployment-specific) and the
 // caller must take the value from the user's hardware profile instead.
 struct GpuSpec {

@@ -99,8 +99,8 @@ ValidationResult Validate(const ModelConfig& model, const TrainingConfig& traini
 
 SequenceLayout ResolveSequenceLayout(const ModelConfig& model, const TrainingConfig& training) {
   if (training.sequence_layout != SequenceLayout::kAuto) return training.sequence_layout;
-  // Section 7.5 and C32: packed sequences with Gated DeltaNet need core >= 0.18, micro-batch 1
-  // and no deterministic mode; auto picks THD only where it is legal.
+  // C31 (up to core_v0.17.1) and C32: packed sequences with Gated DeltaNet need core >= 0.18,
+  // micro-batch 1 and no deterministic mode; auto picks THD only where it is legal.
   const bool packed_forbidden =
       model.HasGdn() && (internal::IsCore017OrOlder(training) ||
                          training.batch.micro_batch_size > 1 || training.deterministic);

@@ -1,5 +1,5 @@
-// The validator: reproduces the Megatron-Core constraints (megatron-semantics.md section 10)
-// that apply to what trainscope models, keyed on the Megatron-Core version profile. Pure: it
+// The validator: reproduces the Megatron-Core constraints (docs/validation.md, with Megatron-LM
+// lines) that apply to what trainscope models, keyed on the Megatron-Core version profile. Pure: it
 // returns every violated rule as data and never throws for an invalid configuration.
 #ifndef TRAINSCOPE_CONFIG_VALIDATE_H_
 #define TRAINSCOPE_CONFIG_VALIDATE_H_
@@ -15,7 +15,7 @@ namespace trainscope::config {
 
 // One violated (or, for warnings, questionable) rule.
 struct Violation {
-  std::string rule;                // rule id from the reference doc, e.g. "C4"
+  std::string rule;                // rule id from docs/validation.md, e.g. "C4"
   std::vector<std::string> flags;  // Megatron flags involved, e.g. "--tensor-model-parallel-size"
   std::string message;             // what is wrong, with the values
   std::string fix;                 // what would make it valid

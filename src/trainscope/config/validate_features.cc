@@ -1,6 +1,7 @@
 // Validator rules on model features: context parallelism (communication types, hierarchical
 // sizes, a2a head splits) and Gated DeltaNet (dimensions, head splits, core-version and FP8
-// rules), following megatron-semantics.md sections 6, 7 and 10.
+// rules), following Transformer Engine's context_parallel.py and Megatron-LM's
+// transformer_config.py and ssm/gated_delta_net (the CP and GDN rules of docs/validation.md).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -81,7 +82,7 @@ bool CheckGdnDims(const GdnConfig& gdn, ValidationResult& result) {
 }
 
 // C29, C30: head counts and their tensor/context-parallel split (transformer_config.py:1493-1509;
-// `% t` only up to core 0.17, section 7.5).
+// `% t` only up to core 0.17: tags core_v0.16.0 to core_v0.17.1).
 void CheckGdnHeads(const GdnConfig& gdn, const TrainingConfig& training, ValidationResult& result) {
   if (gdn.num_value_heads % gdn.num_key_heads != 0) {
     AddError(result, "C29", {kGdnValueHeads, kGdnKeyHeads},
@@ -110,7 +111,8 @@ void CheckGdnHeads(const GdnConfig& gdn, const TrainingConfig& training, Validat
                   gdn.num_key_heads, gdn.num_value_heads));
 }
 
-// C31, C32: context parallelism and packed sequences per core version (section 7.5;
+// C31, C32: context parallelism and packed sequences per core version (asserts in
+// transformer_config.py and ssm/gated_delta_net.py up to core_v0.17.1;
 // gdn.py:137-140).
 void CheckGdnVersion(const ModelConfig& model, const TrainingConfig& training,
                      ValidationResult& result) {

@@ -1,6 +1,7 @@
 // Validator rules on memory and overlap options: sequence parallelism and TP communication
 // overlap, the data-parallel wrappers (distributed optimizer, FSDP) and their overlap options,
-// activation recompute and CPU offloading (megatron-semantics.md section 10).
+// activation recompute and CPU offloading (rules C1-C42 of docs/validation.md, each with the
+// Megatron-LM line that enforces it).
 #include <fmt/format.h>
 
 #include <algorithm>

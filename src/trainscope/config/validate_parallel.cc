@@ -1,6 +1,7 @@
 // Validator rules on the parallel sizes: positive sizes, the dense and expert grids, the
 // data-parallel sizes, the TP/EP/ETP splits of heads and weights, the MoE dispatcher options and
-// the EP communication overlap (megatron-semantics.md section 10).
+// the EP communication overlap (rules C1-C42 of docs/validation.md, each with the Megatron-LM line
+// that enforces it).
 #include <fmt/format.h>
 
 #include <numeric>

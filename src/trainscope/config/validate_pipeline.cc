@@ -1,6 +1,6 @@
 // Validator rules on the pipeline: the interleaved schedule's pipeline size, the even and uneven
 // split of decoder layers over stages and virtual stages, and the batch and micro-batch-group
-// rules (megatron-semantics.md section 10).
+// rules (rules C1-C42 of docs/validation.md, each with the Megatron-LM line that enforces it).
 #include <fmt/format.h>
 
 #include <numeric>

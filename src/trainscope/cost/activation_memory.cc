@@ -1,7 +1,8 @@
 // Saved activations per block (docs/memory.md, "Activations"). S = s/c·b rows of the TP-gathered
 // sequence on one CP rank; S_sp = S/t under sequence parallelism (else S) rows of the
 // sequence-sharded tensors (norm inputs and outputs, which TE saves as the local shard and
-// re-gathers in backward, megatron-semantics.md §2.1); head-split tensors have width /t.
+// re-gathers in backward, TE layernorm_linear.py ln_out_needs_gather); head-split tensors have
+// width /t.
 #include "trainscope/cost/activation_memory.h"
 
 #include <algorithm>
@@ -101,10 +102,10 @@ int64_t AttentionBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   return bytes;
 }
 
-// Gated DeltaNet (§7): in_proj output (the conv input and the z, beta, alpha views), conv
-// output (kernel q, k, v), q/k L2-norm rstd, decay g (fp32) and beta, the FLA kernel's WY
-// matrix A [S, H_v, chunk] in bf16, the kernel output o and out_norm rstd, and the out_norm
-// output that out_proj saves (dropped with its rstd by gdn_norm_out, gdn.py:266-287).
+// Gated DeltaNet (Megatron-LM ssm/gated_delta_net): in_proj output (the conv input and the z, beta,
+// alpha views), conv output (kernel q, k, v), q/k L2-norm rstd, decay g (fp32) and beta, the FLA
+// kernel's WY matrix A [S, H_v, chunk] in bf16, the kernel output o and out_norm rstd, and the
+// out_norm output that out_proj saves (dropped with its rstd by gdn_norm_out, gdn.py:266-287).
 int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t v_heads = g.num_value_heads / d.t, k_heads = g.num_key_heads / d.t;

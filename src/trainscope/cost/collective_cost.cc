@@ -53,7 +53,7 @@ double BandwidthSeconds(const Tier& tier, double wire_bytes, double phase_bytes)
   return wire_bytes / tier.bytes_per_second * ramp;
 }
 
-// One domain, n ranks: the nccl-tests ring (bus factors of hardware.md §2) and NVLS.
+// One domain, n ranks: the nccl-tests ring (bus factors of nccl-tests doc/PERFORMANCE.md) and NVLS.
 double IntraDomainSeconds(Collective collective, double s, double n,
                           const config::ClusterSpec& cluster) {
   const Tier nv = NvlinkTier(cluster);
@@ -66,7 +66,8 @@ double IntraDomainSeconds(Collective collective, double s, double n,
       const double ring =
           2 * (n - 1) * nv.latency_seconds + BandwidthSeconds(nv, 2 * (n - 1) / n * s, s);
       if (!cluster.nvls || n < static_cast<double>(cluster.link.nvls_min_ranks)) return ring;
-      // NVLS: algbw = nvls_efficiency · NVLink peak, independent of n (hardware.md §2.1).
+      // NVLS: algbw = nvls_efficiency · NVLink peak, independent of n (8 x H200 sweep,
+      // stas00/ml-engineering).
       const double nvls = cluster.link.nvls_latency_seconds +
                           s / (cluster.gpu.nvlink_bytes_per_second * cluster.link.nvls_efficiency);
       return std::min(ring, nvls);

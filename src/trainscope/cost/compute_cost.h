@@ -40,7 +40,7 @@ enum class KernelClass {
 
 // Achieved fractions of the hardware peaks. fp8_gemm_efficiency, the attention efficiencies,
 // memory_efficiency and gpu_throughput_scale are fitted by scripts/fit_calibration to the
-// published runs of reference/calibration_runs.csv (hardware.md §4.4; the values are
+// published runs of data/calibration/calibration_runs.csv (hardware parameters only; the values are
 // data/calibration/fitted_efficiencies.json, and a test keeps the two equal). They are effective
 // values that also absorb what the model leaves out (docs/cost-model.md). bf16_gemm_efficiency
 // and fused_kernel_efficiency are Hopper starting values (no BF16 Megatron run to fit); the GDN
@@ -69,7 +69,7 @@ struct ComputeEfficiency {
   double attention_forward_efficiency = 0.3244;
   double attention_backward_efficiency = 0.302;
   // Chunked gated delta rule, fraction of the BF16 peak against the dense chunked FLOP count of
-  // graph "gdn.kernel" (qwen-architectures.md §8.2). QwenLM/FlashQLA
+  // graph "gdn.kernel" (FLA chunk_gated_delta_rule, counted step by step). QwenLM/FlashQLA
   // benchmark/benchmark_results_H200.txt (fla 0.5.1, tilelang 0.1.9, CUDA graphs), Qwen3.5-35B
   // shape (16 key / 32 value heads, d = 128): FLA forward 0.472 ms at 8k and 1.890 ms at 32k
   // tokens = 102 TFLOP/s = 0.10; FLA backward 1.444 / 5.697 ms = 66-67 TFLOP/s = 0.07; FlashQLA
@@ -82,7 +82,7 @@ struct ComputeEfficiency {
   double gdn_flashqla_backward_efficiency = 0.14;
   // Achieved FLOP rate of a GPU type relative to what the fractions above give on its preset
   // peaks, by GPU preset name (absent = 1). The fractions are Hopper figures; newer kernels and
-  // peaks that hardware.md marks unconfirmed (B300/GB300) differ per type. Fitted to the
+  // peaks no NVIDIA datasheet confirms (B300/GB300) differ per type. Fitted to the
   // published runs of each type (data/calibration/fitted_efficiencies.json); in (0, 2].
   std::map<std::string, double> gpu_throughput_scale = {
       {"B200", 0.8952}, {"GB200", 0.8621}, {"GB300", 1.0741}};

@@ -1,6 +1,6 @@
 // Reproduction of megatron/training/theoretical_memory_usage.py at NVIDIA/Megatron-LM
-// d98e8a64 (reference/megatron-semantics.md §9). Arithmetic is in double, in the order the
-// Python uses, so the figures match what Megatron prints.
+// d98e8a64 (compute_weight_and_optimizer_memory, compute_activation_memory). Arithmetic is in
+// double, in the order the Python uses, so the figures match what Megatron prints.
 #include "trainscope/cost/megatron_memory.h"
 
 #include <fmt/format.h>
@@ -95,7 +95,8 @@ double WeightAndOptimizerBytes(const ModelConfig& model, const TrainingConfig& t
          exp_shard * BytesPerParameter(distributed, parallel.ExpertData());
 }
 
-// φ of §9.2: the interleaved penalty 1 + (p-1)/(p·v), else min(1, m/p) for p > 1, else 1.
+// φ of compute_activation_memory: the interleaved penalty 1 + (p-1)/(p·v), else min(1, m/p)
+// for p > 1, else 1.
 double PipelineFactor(const TrainingConfig& training) {
   const double p = static_cast<double>(training.parallel.pipeline);
   if (training.parallel.virtual_stages > 1) {

@@ -1,6 +1,7 @@
 // Megatron-LM's own theoretical memory estimate (megatron/training/theoretical_memory_usage.py,
-// reference/megatron-semantics.md §9), reproduced with its quirks so trainscope can report it next
-// to its own estimate (cost/memory.h). Pure function of the configuration; returns a value.
+// report_theoretical_memory, NVIDIA/Megatron-LM d98e8a64), reproduced with its quirks so
+// trainscope can report it next to its own estimate (cost/memory.h). Pure function of the
+// configuration; returns a value.
 #ifndef TRAINSCOPE_COST_MEGATRON_MEMORY_H_
 #define TRAINSCOPE_COST_MEGATRON_MEMORY_H_
 
@@ -20,7 +21,7 @@ struct MegatronMemoryEstimate {
   int64_t activations_bytes = 0;            // compute_activation_memory or ..._without_sp
   int64_t total_bytes = 0;                  // the sum of the two
   // What the formula leaves out or gets wrong for this configuration, one sentence each
-  // (semantics §9.2 "Not modelled by Megatron"), in a fixed order.
+  // (full recompute, MoE activations, GQA, GDN state, CP, MTP, ...), in a fixed order.
   std::vector<std::string> notes;
 };
 
@@ -30,7 +31,7 @@ struct MegatronMemoryEstimate {
 //    (and d_e = W/(u·e·p) for routed experts);
 //  - activations: Korthikanti's SP + selective-recompute formula when SP (t > 1) and selective
 //    recompute are both on, else the without-SP formula with its 1.05 factor; full sequence
-//    length (not divided by CP); the pipeline factor of §9.2; the output-layer term when p = 1.
+//    length (not divided by CP); the pipeline factor φ; the output-layer term when p = 1.
 // The formula is GPT-only: every decoder layer is costed as standard attention, whatever its
 // mixer (Gated DeltaNet, gated attention) and whether or not it has qk-norm. Values are rounded
 // to whole bytes. Preconditions: Validate() accepted `training` for `model`.

@@ -1,6 +1,7 @@
 // EstimateMemory: model states from the per-rank parameters and DDP buffers of graph/
-// (megatron-semantics.md §5.1, §5.4), activations per chunk times the passes in flight (§4.3,
-// §4.4), and the fixed buffers. Every term is listed in docs/memory.md.
+// (Megatron-LM param_and_grad_buffer.py, megatron_fsdp.py), activations per chunk times the
+// passes in flight (pipeline_parallel/schedules.py), and the fixed buffers. Every term is listed in
+// docs/memory.md.
 #include "trainscope/cost/memory.h"
 
 #include <algorithm>
@@ -129,9 +130,9 @@ int64_t Fp8WeightDeltaBytes(const config::PrecisionConfig& precision, int64_t li
   return Mul(2, CheckedAdd(linear, scales, kWhat));
 }
 
-// DDP (§5.1): param and grad buffers hold every local parameter; the distributed optimizer pads
-// them (64-element params, lcm(group, 128) buckets) and each rank keeps bucket/group of the
-// optimizer state per bucket.
+// DDP (param_and_grad_buffer.py, param_layout.py): param and grad buffers hold every local
+// parameter; the distributed optimizer pads them (64-element params, lcm(group, 128) buckets) and
+// each rank keeps bucket/group of the optimizer state per bucket.
 ModelStates DdpStates(const graph::StageParams& stage, const RankParams& params,
                       const TrainingConfig& training, int64_t linear) {
   const bool distributed = training.data_parallel.distributed_optimizer;
@@ -153,8 +154,8 @@ ModelStates DdpStates(const graph::StageParams& stage, const RankParams& params,
       .optimizer_step_bytes = Mul(optimizer_numel, StepCopyBytesPerParam(training))};
 }
 
-// Megatron-FSDP (§5.4): each chunk's dense buffer is sharded over dp×cp and its expert buffer
-// over expert-DP. optim shards the optimizer, optim_grads also the grads, optim_grads_params
+// Megatron-FSDP (megatron_fsdp.py): each chunk's dense buffer is sharded over dp×cp and its expert
+// buffer over expert-DP. optim shards the optimizer, optim_grads also the grads, optim_grads_params
 // also the weights; no_shard shards nothing.
 ModelStates FsdpStates(const graph::StageParams& stage, const RankParams& params,
                        const TrainingConfig& training, const config::RankMapping& mapping) {
@@ -196,8 +197,9 @@ int64_t GroupSize(const TrainingConfig& training) {
   return g > 0 ? g : training.parallel.pipeline;
 }
 
-// Forward passes held at the peak on PP rank r: 1F1B min(p − r, m) (§4.5); interleaved the
-// warm-up w_r = min(2(p−r−1) + (v−1)G + ω, m·v) of §4.4 plus the first steady-state forward.
+// Forward passes held at the peak on PP rank r: 1F1B min(p − r, m) (schedules.py:2277-2279);
+// interleaved the warm-up w_r = min(2(p−r−1) + (v−1)G + ω, m·v) (schedules.py:949-986) plus the
+// first steady-state forward.
 int64_t InFlightPasses(const TrainingConfig& training, int64_t v, int64_t r, int64_t m) {
   const int64_t p = training.parallel.pipeline;
   if (v == 1) return std::min(p - r, m);
@@ -238,7 +240,7 @@ void AddActivations(const graph::LayerOpContext& context, const config::Pipeline
 }
 
 // NCCL communicators this rank creates: PyTorch initialises them lazily, so only groups of
-// more than one rank that the step uses count (megatron-semantics.md §2-§6).
+// more than one rank that the step uses count (the groups of docs/rank-mapping.md).
 int64_t CountCommunicators(const graph::LayerOpContext& context, const config::RankMapping& mapping,
                            int64_t r) {
   const config::ModelConfig& model = context.model;

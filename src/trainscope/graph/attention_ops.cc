@@ -1,7 +1,7 @@
 // Attention, context-parallel and Gated DeltaNet op builders: the QKV/projection linears, the
 // core-attention kernel with its CP traffic per communication type, the input norm, QK-norm, RoPE
 // and output gate around them, and the GDN input norm, in_proj, conv, gates, chunked delta-rule
-// kernel, gated out-norm and out_proj (megatron-semantics.md §2.2, §2.3, §6, §7, §11).
+// kernel, gated out-norm and out_proj (attention.py, TE context_parallel.py, gated_delta_net/).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -36,7 +36,7 @@ CpCommType CpTypeOfLayer(const LayerOpContext& c, int64_t layer) {
   return types.front();
 }
 
-// p2p ring (§6): `steps` sends and receives of the given sizes to the ring neighbours.
+// p2p ring (TE): `steps` sends and receives of the given sizes to the ring neighbours.
 void CpRing(OpSink& sink, const std::string& name, int64_t group_size,
             const std::vector<int64_t>& step_bytes) {
   for (size_t i = 0; i < step_bytes.size(); ++i) {
@@ -124,7 +124,7 @@ void CpBeforeCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool bac
       return;
     case CpCommType::kA2aP2p: {
       // Hierarchical [c1, c2]: a2a within c1 ranks, ring over c2 with KV' = 2·(s/c2)·b·(g_l/c1)·
-      // d_h·2 = the local K+V (§6 table, last row). Both reported on the CP group kind.
+      // d_h·2 = the local K+V (hierarchical a2a+p2p). Both reported on the CP group kind.
       const std::vector<int64_t>& h = c.training.context.hierarchical_sizes;
       const int64_t c1 = h.size() == 2 ? h[0] : cp;
       const int64_t c2 = h.size() == 2 ? h[1] : 1;
@@ -164,7 +164,7 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
   sink.Comm(base + ".a2a_dv", Collective::kAllToAll, GroupKind::kCp, group, sz.kv_bytes);
 }
 
-// Causal core attention (§11): 2·b·(n/t)·d_h·s²/c = 2·b·(n/t)·d_h·s·s_c forward (QKᵀ and PV,
+// Causal core attention (TE): 2·b·(n/t)·d_h·s²/c = 2·b·(n/t)·d_h·s·s_c forward (QKᵀ and PV,
 // each 2·s²·d_h per head, halved by the causal mask). THD counts Σ s_i² per packed sequence;
 // without a length distribution a micro-batch is b sequences of length s, which equals BSHD.
 // Bytes: read Q, K, V, write O (local heads).
@@ -182,9 +182,9 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
 void AttentionForward(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t h = c.model.hidden_size;
-  HiddenNorm(sink, c, "attention.input_norm");  // fused into linear_qkv (§2.2)
+  HiddenNorm(sink, c, "attention.input_norm");  // fused into linear_qkv (TE LayerNormLinear)
   ColumnForward(sink, c, "attention.linear_qkv", QkvWidth(a) / Tp(c), h, c.ActivationBytes());
-  if (Tp(c) > a.num_kv_heads) {  // §2.3: last-dim AG of mixed_qkv (attention.py:340-380)
+  if (Tp(c) > a.num_kv_heads) {  // g < t: last-dim AG of mixed_qkv (attention.py:340-380)
     sink.Comm("attention.qkv_gather", Collective::kAllGather, GroupKind::kTp, Tp(c),
               c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
   }
@@ -207,7 +207,7 @@ void AttentionBackward(OpSink& sink, const LayerOpContext& c) {
   CpAfterCore(sink, c, sink.layer(), /*backward=*/true);
   Rope(sink, c);
   QkNorm(sink, c);
-  if (Tp(c) > a.num_kv_heads) {  // §2.3: RS of the same size in backward
+  if (Tp(c) > a.num_kv_heads) {  // g < t: RS of the same size in backward
     sink.Comm("attention.qkv_gather.rs_grad", Collective::kReduceScatter, GroupKind::kTp, Tp(c),
               c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
   }
@@ -217,12 +217,12 @@ void AttentionBackward(OpSink& sink, const LayerOpContext& c) {
 
 namespace {
 
-// Head-parallel CP all-to-alls exist from core 0.18 (§7.3, §7.5).
+// Head-parallel CP all-to-alls exist from core 0.18 (common.py:819-900).
 bool GdnUsesCp(const LayerOpContext& c) {
   return Cp(c) > 1 && c.training.core_version >= config::CoreVersion::kV0_18;
 }
 
-// Chunked delta-rule kernel (qwen-architectures.md §8.2, dense count), per token and value head:
+// Chunked delta-rule kernel (FLA chunked steps, dense count), per token and value head:
 // 6C·d_k + 4C·d_v + 6·d_k·d_v + (2/3)C², over s_c·b tokens and H_v/t heads per rank.
 int64_t GdnKernelFlops(const LayerOpContext& c) {
   const config::GdnConfig& g = c.model.gdn;
@@ -267,7 +267,7 @@ void GdnOutNorm(OpSink& sink, const LayerOpContext& c) {
 void GdnForward(OpSink& sink, const LayerOpContext& c) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t h = c.model.hidden_size;
-  HiddenNorm(sink, c, "gdn.input_norm");  // fused into in_proj (§7.1)
+  HiddenNorm(sink, c, "gdn.input_norm");  // fused into in_proj (common.py:181-287)
   ColumnForward(sink, c, "gdn.in_proj", g.InProjWidth() / Tp(c), h, c.ActivationBytes());
   GdnCpA2a(sink, c, "gdn.cp.a2a_in", g.InProjWidth());  // sequence -> head (common.py:819-900)
   GdnCore(sink, c, 1);

@@ -1,4 +1,4 @@
-// The once-per-step ops after the last backward (megatron-semantics.md §5.2, §5.3, §11): DDP
+// The once-per-step ops after the last backward (finalize_model_grads.py): DDP
 // gradient reduction per bucket, the finalize_model_grads reductions, the grad-norm reductions,
 // the Adam step and the distributed optimizer's parameter all-gather.
 #include "trainscope/graph/step_graph_internal.h"
@@ -54,7 +54,7 @@ Op StepOp(const std::string& name, Phase phase, Collective collective, GroupKind
   return op;
 }
 
-// §5.2: per bucket, RS (distributed optimizer) or AR of bucket_numel·β_g, or after the step the
+// DDP: per bucket, RS (distributed optimizer) or AR of bucket_numel·β_g, or after the step the
 // AG of the updated bf16 params.
 int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params, const TrainingConfig& training,
                       bool param_gather, int64_t after) {
@@ -85,7 +85,7 @@ int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params, const Train
   return after;
 }
 
-// §5.3 items 1-3 (finalize_model_grads.py:640-687).
+// TP, embedding and expert-bias ARs (finalize_model_grads.py:640-687).
 int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
                         const LayerOpContext& context, const config::RankMapping& mapping,
                         int64_t rank, int64_t after) {
@@ -107,7 +107,7 @@ int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
   }
   const int64_t tp_dp_cp = sizes.tensor * sizes.Data() * sizes.context;
   if (training.moe.router_enable_expert_bias && params.num_moe_layers > 0 && tp_dp_cp > 1) {
-    // §3.1: fp32 token counts over tp×dp×cp.
+    // finalize_model_grads.py:683-687: fp32 token counts over tp×dp×cp.
     after = writer.Add(StepOp("moe.expert_bias_all_reduce", Phase::kGradSync,
                               Collective::kAllReduce, GroupKind::kTpDpCp, tp_dp_cp,
                               params.num_moe_layers * context.model.moe.num_experts * kFp32Bytes),
@@ -116,7 +116,7 @@ int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
   return after;
 }
 
-// §5.3 tail (clip_grads.py:99-132): one fp32 grad-norm AR per optimizer (dense; expert when it
+// Optimizer (clip_grads.py:99-132): one fp32 grad-norm AR per optimizer (dense; expert when it
 // has its own buffer), then the Adam step, then the param AG (distributed optimizer per bucket;
 // Megatron-FSDP per buffer).
 int64_t EmitOptimizerOps(GraphWriter& writer, const RankParams& params,

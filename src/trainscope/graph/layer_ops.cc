@@ -1,6 +1,6 @@
 // Per-layer operation builders: decoder-layer assembly from the mixer and FFN blocks, activation
-// recompute, the embedding, the LM head with its loss, and the MTP layers. Section numbers refer
-// to reference/megatron-semantics.md; the op catalogue with sizes and sources is docs/workload.md.
+// recompute, the embedding, the LM head with its loss, and the MTP layers. Megatron-LM citations
+// are at commit d98e8a64; the op catalogue with sizes and sources is docs/workload.md.
 #include "trainscope/graph/layer_ops.h"
 
 #include <algorithm>
@@ -98,7 +98,7 @@ bool Recomputes(const LayerOpContext& c, const std::string& module) {
   return std::find(modules.begin(), modules.end(), module) != modules.end();
 }
 
-// Selective recompute (§11 item 3): the forward ops of each checkpointed module of this layer.
+// Selective recompute: the forward ops of each checkpointed module of this layer.
 // "moe" checkpoints the whole MoELayer (moe_layer.py), so the shared expert is replayed too.
 // "layernorm" checkpoints only norms that are separate modules (transformer_layer.py: not
 // IdentityOp), i.e. a MoE layer's pre-MLP norm; the norms fused into linear_qkv, in_proj and
@@ -122,7 +122,7 @@ void SelectiveRecompute(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   if (moe && Recomputes(c, "shared_experts")) SharedExpertForward(sink, c);
 }
 
-// Word-embedding lookup and its TP reduction (§2.5); MTP reuses it with its own prefix.
+// Word-embedding lookup and its TP reduction (layers.py); MTP reuses it with its own prefix.
 void EmbeddingForwardInto(OpSink& sink, const LayerOpContext& c, const std::string& prefix) {
   const int64_t a = c.ActivationBytes();
   sink.Compute(prefix + ".lookup", 0, 2 * a);  // read the rows, write [s_c, b, h]
@@ -235,7 +235,7 @@ std::vector<Op> EmbeddingForward(const LayerOpContext& context) {
   OpSink sink(Phase::kForward, -1);
   const int64_t tokens =
       context.training.batch.micro_batch_size * context.training.batch.seq_length;
-  // §2.7: TP rank 0 broadcasts tokens and position_ids (int64, full b×s) to its TP group.
+  // core/utils.py: TP rank 0 broadcasts tokens and position_ids (int64, full b×s) to its TP group.
   for (const char* what : {"tokens", "position_ids"}) {
     sink.Comm(std::string("input.broadcast_") + what, Collective::kBroadcast, GroupKind::kTp,
               Tp(context), tokens * kInt64Bytes);
@@ -254,7 +254,7 @@ std::vector<Op> LmHeadAndLossForward(const LayerOpContext& context) {
   OpSink sink(Phase::kForward, -1);
   const int64_t tokens =
       context.training.batch.micro_batch_size * context.training.batch.seq_length;
-  // §2.7: labels (int64) and loss_mask (fp32) go to the last stage.
+  // Same broadcast: labels (int64) and loss_mask (fp32) go to the last stage.
   sink.Comm("input.broadcast_labels", Collective::kBroadcast, GroupKind::kTp, Tp(context),
             tokens * kInt64Bytes);
   sink.Comm("input.broadcast_loss_mask", Collective::kBroadcast, GroupKind::kTp, Tp(context),

@@ -1,7 +1,7 @@
 // Per-layer operation builders: the compute kernels and collectives one rank issues for one
 // micro-batch in a decoder layer (attention / gated attention / Gated DeltaNet mixer, dense MLP or
 // MoE), the embedding, the LM head with its loss, and the MTP layers, following
-// reference/megatron-semantics.md §2, §3, §6, §7 and §11. Pure functions; every returned Op has
+// Megatron-LM and TE as docs/workload.md cites them. Pure functions; every returned Op has
 // id 0, micro_batch -1 and no deps (the schedule fills them). A LayerOpContext borrows the model
 // and training configurations, which must outlive it.
 #ifndef TRAINSCOPE_GRAPH_LAYER_OPS_H_
@@ -48,17 +48,17 @@ struct LayerOpContext {
 // Ops replayed during backward by activation recompute for this layer, phase kRecompute. With
 // `recompute_full_layer` (the caller decides from --recompute-method/num-layers) every forward
 // op of the layer; otherwise, under selective granularity, the forward ops of the checkpointed
-// modules in training.recompute.modules (§11 item 3). Empty when nothing is recomputed.
+// modules in training.recompute.modules (recompute_modules). Empty when nothing is recomputed.
 [[nodiscard]] std::vector<Op> DecoderLayerRecompute(const LayerOpContext& context, int64_t layer,
                                                     bool recompute_full_layer);
 
-// Input broadcast of tokens and position ids (§2.7) and the word embedding (§2.5); layer -1.
+// Input broadcast of tokens and position ids and the word embedding (layers.py); layer -1.
 [[nodiscard]] std::vector<Op> EmbeddingForward(const LayerOpContext& context);
 [[nodiscard]] std::vector<Op> EmbeddingBackward(const LayerOpContext& context);
-// Labels / loss-mask broadcast, output layer and vocab-parallel cross-entropy (§2.5); layer -1.
+// Labels / loss-mask broadcast, output layer and vocab-parallel cross-entropy; layer -1.
 [[nodiscard]] std::vector<Op> LmHeadAndLossForward(const LayerOpContext& context);
 [[nodiscard]] std::vector<Op> LmHeadAndLossBackward(const LayerOpContext& context);
-// Every MTP layer (§11 item 4): embedding, eh_proj, one decoder layer (layer index L + i), LM
+// Every MTP layer: embedding, eh_proj, one decoder layer (layer index L + i), LM
 // head and loss. Empty when the model has no MTP layers.
 [[nodiscard]] std::vector<Op> MtpForward(const LayerOpContext& context);
 [[nodiscard]] std::vector<Op> MtpBackward(const LayerOpContext& context);

@@ -12,7 +12,7 @@
 
 namespace trainscope::graph::internal {
 
-// Attention block (§2.2, §2.3, §6), forward and backward (reverse order, with the backward
+// Attention block (attention.py, TE), forward and backward (reverse order, with the backward
 // collectives).
 void AttentionForward(OpSink& sink, const LayerOpContext& c);
 void AttentionBackward(OpSink& sink, const LayerOpContext& c);
@@ -20,16 +20,16 @@ void AttentionBackward(OpSink& sink, const LayerOpContext& c);
 // (with `backward`) backward; nothing when c = 1.
 void CpBeforeCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool backward);
 void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool backward);
-// Causal core attention (§11); `multiplier` 1 for forward, 2 for backward.
+// Causal core attention (TE DotProductAttention); `multiplier` 1 for forward, 2 for backward.
 void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier);
 
-// Gated DeltaNet block (§7), forward and backward.
+// Gated DeltaNet block (ssm/gated_delta_net/), forward and backward.
 void GdnForward(OpSink& sink, const LayerOpContext& c);
 void GdnBackward(OpSink& sink, const LayerOpContext& c);
 // The GDN output norm and, with CP, its head-to-sequence all-to-all.
 void GdnOutNorm(OpSink& sink, const LayerOpContext& c);
 
-// The whole MoE layer (§3): router, dispatcher and experts, then the shared expert; backward in
+// The whole MoE layer (moe/): router, dispatcher and experts, then the shared expert; backward in
 // reverse. The pre-MLP norm is not part of it (the caller emits moe.input_norm).
 void MoeForward(OpSink& sink, const LayerOpContext& c);
 void MoeBackward(OpSink& sink, const LayerOpContext& c);

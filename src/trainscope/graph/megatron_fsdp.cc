@@ -1,4 +1,4 @@
-// Megatron-FSDP (megatron-semantics.md §5.4, megatron_fsdp.py): the per-unit parameter
+// Megatron-FSDP (megatron_fsdp.py, mcore_fsdp_adapter.py): the per-unit parameter
 // all-gathers and gradient reduce-scatters of each micro-batch, the root unit's once-per-step
 // gather and reduction, and the per-buffer reductions of the no_shard / optim strategies, which
 // replace the DDP bucket collectives.

@@ -1,4 +1,4 @@
-// MoE op builders (megatron-semantics.md §3): the router with its top-k and load-balancing
+// MoE op builders (megatron/core/transformer/moe/): the router with its top-k and load-balancing
 // statistics, the alltoall, allgather and flex token dispatchers with their permutes around the
 // grouped expert GEMMs and activation, and the shared expert with its optional gate.
 #include <algorithm>
@@ -57,7 +57,7 @@ MoeSizes ComputeMoeSizes(const LayerOpContext& c) {
   return sz;
 }
 
-// Rows of the expert GEMMs: u·R for alltoall, u·T·k for allgather and flex (§3.2-3.4).
+// Rows of the expert GEMMs: u·R for alltoall, u·T·k for allgather and flex (token_dispatcher.py).
 int64_t ExpertRows(const LayerOpContext& c, const MoeSizes& sz) {
   if (c.training.moe.dispatcher == config::TokenDispatcher::kAllToAll) {
     return sz.etp * sz.rows_sent;
@@ -72,7 +72,7 @@ void RouterTopK(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   Kernel(sink, "moe.router.topk", logits * kSoftmaxFlops, logits * (2 * ProbBytes(c) + kBoolBytes));
 }
 
-// Router GEMM, top-k and load-balancing statistics AR (§3.1), forward.
+// Router GEMM, top-k and load-balancing statistics AR (router.py, moe_utils.py:278-281), forward.
 void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const config::MoeConfig& moe = c.model.moe;
   sink.Gemm("moe.router", sz.tokens, moe.num_experts, c.model.hidden_size);
@@ -101,7 +101,7 @@ void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
 }
 
 // Expert fc1 (h -> 2F_e/u), the prob-weighted SwiGLU and fc2 (F_e/u -> h) over `rows` rows as
-// grouped GEMMs over the local experts; no communication inside (explicit_expert_comm, §3.1).
+// grouped GEMMs over the local experts; no communication inside (explicit_expert_comm, experts.py).
 void ExpertsForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
   const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
   sink.Gemm("moe.experts.linear_fc1", rows, 2 * ffn, c.model.hidden_size, sz.local_experts);
@@ -119,7 +119,7 @@ void ExpertsBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, 
   sink.Wgrad("moe.experts.linear_fc1", rows, 2 * ffn, h, sz.local_experts);
 }
 
-// alltoall dispatcher forward (§3.2, token_dispatcher.py:375-910). Balanced routing: each rank
+// alltoall dispatcher forward (token_dispatcher.py:375-910). Balanced routing: each rank
 // receives R = rows_sent rows.
 void AllToAllForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t h = c.model.hidden_size, bp = ProbBytes(c), r = sz.rows_sent, u = sz.etp;
@@ -165,7 +165,7 @@ void AllToAllBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz)
   PermuteRows(sink, c, "moe.permute", r);
 }
 
-// allgather dispatcher (§3.3, token_dispatcher.py:233-372) over tp_ep, G = u·e.
+// allgather dispatcher (token_dispatcher.py:233-372) over tp_ep, G = u·e.
 void AllGatherForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t h = c.model.hidden_size, e = c.model.moe.num_experts, bp = ProbBytes(c);
   const int64_t g = sz.etp * sz.ep, t = sz.tokens;
@@ -197,7 +197,7 @@ void AllGatherBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz
             g * t * e * bp);
 }
 
-// flex (§3.4): rows ≈ T·D·u with D = e·[1 − C(E−E_loc, k)/C(E, k)] distinct EP destinations.
+// flex (fused_a2a): rows ≈ T·D·u with D = e·[1 − C(E−E_loc, k)/C(E, k)] distinct EP destinations.
 int64_t FlexRows(const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t experts = c.model.moe.num_experts;
   double miss = 1.0;  // C(E−E_loc, k)/C(E, k) = Π_{i<k} (E−E_loc−i)/(E−i)

@@ -2,7 +2,7 @@
 // or a collective / point-to-point transfer (with group, group size and message size). Plain
 // value; the step graph owns a vector of them and refers to dependencies by id.
 //
-// Message-size convention (megatron-semantics.md §1, used everywhere): all_gather and
+// Message-size convention (nccl-tests doc/PERFORMANCE.md, used everywhere): all_gather and
 // reduce_scatter count the full (unsharded) buffer, all_reduce the buffer, all_to_all the bytes
 // one rank sends in total, send/recv the bytes sent.
 #ifndef TRAINSCOPE_GRAPH_OP_H_

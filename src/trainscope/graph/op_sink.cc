@@ -1,5 +1,5 @@
-// The tensor-parallel column/row-linear and MLP helpers of op_sink.h; section numbers refer to
-// reference/megatron-semantics.md.
+// The tensor-parallel column/row-linear and MLP helpers of op_sink.h; Megatron-LM citations are
+// at commit d98e8a64 (short names expanded in docs/workload.md).
 #include "trainscope/graph/op_sink.h"
 
 #include <string>
@@ -10,7 +10,7 @@ namespace trainscope::graph::internal {
 
 using config::GroupKind;
 
-// Sharding of the activation entering a TP linear: AG under SP, AR of dgrad without (§2.1-2.2).
+// Sharding of the activation entering a TP linear: AG under SP, AR of dgrad without (layers.py).
 // `input_bytes` is the full activation (A, or 2A for MTP's eh_proj).
 void ColumnForward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
                    int64_t in, int64_t input_bytes) {

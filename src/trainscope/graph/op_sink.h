@@ -1,6 +1,6 @@
 // Internal to the layer-op builders: OpSink, which collects one block's ops in emission order,
 // and the tensor-parallel column/row-linear and MLP helpers that append a GEMM with its TP
-// collectives (megatron-semantics.md §2.1-2.2). Each helper borrows the sink and the context.
+// collectives (tensor_parallel/layers.py). Each helper borrows the sink and the context.
 #ifndef TRAINSCOPE_GRAPH_OP_SINK_H_
 #define TRAINSCOPE_GRAPH_OP_SINK_H_
 
@@ -29,7 +29,7 @@ class OpSink {
     ops_.push_back(std::move(op));
   }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
-  // Bytes: input, weights and output, bf16 (§11 compute ops).
+  // Bytes: input, weights and output, bf16 (docs/workload.md).
   void Gemm(std::string name, int64_t rows, int64_t out, int64_t in, int64_t groups = 1) {
     Op op = NewOp(std::move(name));
     op.gemm = GemmShape{.m = rows, .n = out, .k = in, .groups = groups};
@@ -83,7 +83,7 @@ inline int64_t Tp(const LayerOpContext& c) { return c.training.parallel.tensor; 
 inline int64_t Cp(const LayerOpContext& c) { return c.training.parallel.context; }
 
 // Column-parallel linear [rows x in] -> [rows x out] with `out` already divided by t: AG of the
-// input under SP, AR of the dgrad without (§2.1-2.2). `input_bytes` is the full activation (A,
+// input under SP, AR of the dgrad without (layers.py). `input_bytes` is the full activation (A,
 // or 2A for MTP's eh_proj).
 void ColumnForward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
                    int64_t in, int64_t input_bytes);
@@ -95,7 +95,7 @@ void RowForward(OpSink& sink, const LayerOpContext& c, const std::string& name, 
 void RowBackward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
                  int64_t in);
 // A TP MLP of width `ffn` (gated fc1 h -> 2F/t, SwiGLU 2F/t -> F/t, fc2 F/t -> h): the dense MLP
-// and the MoE shared expert (§2.2, §3.1); op names start with `prefix`. The input norm is not
+// and the MoE shared expert (layers.py); op names start with `prefix`. The input norm is not
 // included (the dense MLP emits it separately; the shared expert has none of its own).
 void MlpForward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn);
 void MlpBackward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn);

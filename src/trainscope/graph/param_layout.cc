@@ -1,6 +1,6 @@
 // The parameters one rank holds per model chunk and how they are laid out for gradient
 // synchronisation: DDP gradient buffers and buckets with the distributed optimizer's padding
-// (megatron-semantics.md §5.1), the Megatron-FSDP units (§5.4) and the totals of replicated,
+// (param_layout.py:19-41), the Megatron-FSDP units (megatron_fsdp.py) and the totals of replicated,
 // shared-embedding and router parameters the once-per-step reductions need.
 #include <algorithm>
 #include <numeric>
@@ -47,7 +47,7 @@ std::vector<ParamEntry> ChunkParams(const std::vector<TensorGroup>& groups,
   return params;
 }
 
-// §5.1: parameters laid out in reverse (backprop) order; a bucket closes once it reaches
+// Bucket layout: parameters laid out in reverse (backprop) order; a bucket closes once it reaches
 // `bucket_size`; with the distributed optimizer each parameter starts at a multiple of 64 and
 // each bucket ends at a multiple of lcm(group, 128), and the shared embedding is its own bucket.
 std::vector<int64_t> BucketNumels(const std::vector<ParamEntry>& params, bool expert_buffer,
@@ -97,7 +97,7 @@ std::vector<GradBuffer> ChunkGradBuffers(const std::vector<ParamEntry>& params,
   return buffers;
 }
 
-// §5.4: one unit per decoder / MTP layer and one root unit for everything else in the chunk;
+// FSDP units: one unit per decoder / MTP layer and one root unit for everything else in the chunk;
 // units without parameters are dropped.
 std::vector<FsdpUnit> ChunkFsdpUnits(const std::vector<TensorGroup>& groups, int64_t chunk,
                                      const config::ParallelSizes& sizes, int64_t padded_vocab) {
@@ -116,7 +116,7 @@ std::vector<FsdpUnit> ChunkFsdpUnits(const std::vector<TensorGroup>& groups, int
   return units;
 }
 
-// §2.6: every replicated non-expert text weight under SP (norms, router, shared-expert gate);
+// TP grad AR: every replicated non-expert text weight under SP (norms, router, shared-expert gate);
 // without SP only the q/k layernorms.
 bool JoinsTpGradSync(const WeightTensor& tensor, bool sequence_parallel) {
   if (tensor.expert || tensor.split != Split::kReplicated) return false;

@@ -48,7 +48,7 @@ struct ChunkOps {
   std::vector<Op> backward;
 };
 
-// §11 order; each FSDP unit's param AG precedes its forward and its backward (with recompute),
+// Step order; each FSDP unit's param AG precedes its forward and its backward (with recompute),
 // its grad RS follows its backward. The MTP units are gathered and reduced around MtpForward /
 // MtpBackward as a block.
 ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
@@ -123,7 +123,7 @@ StepGraph BuildStepGraph(const config::ModelConfig& model, const TrainingConfig&
 
 namespace {
 
-// §8.1 layer counts over L' = L + D: MoE vs dense FFN (the MTP layers take the last layer's
+// FLOPs layer counts over L' = L + D: MoE vs dense FFN (the MTP layers take the last layer's
 // FFN) and linear vs softmax attention, the MTP layers indexed by Megatron's
 // linear_attention_freq pattern ((i+1) % freq == 0 is softmax) even though it builds them as
 // attention (the documented quirk).

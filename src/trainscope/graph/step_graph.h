@@ -27,8 +27,8 @@ struct StepGraph {
 [[nodiscard]] StepGraph BuildStepGraph(const config::ModelConfig& model,
                                        const config::TrainingConfig& training, int64_t rank);
 
-// Megatron's num_floating_point_operations for one step (training.py, megatron-semantics.md
-// §8.1): whole model, all ranks, forward + backward, active experts only, GDN per its hybrid
+// Megatron's num_floating_point_operations for one step (megatron/training/
+// training.py): whole model, all ranks, forward + backward, active experts only, GDN per its hybrid
 // formula, MTP and LM head included. Computed exactly in 128-bit integers like Megatron's Python
 // ints and returned as a long double, which holds every integer below 2^64 exactly: large
 // clusters exceed int64 (e.g. Qwen3.5-397B-A17B, GBS 65536, 4096 tokens: ~2.8e19).

@@ -21,7 +21,7 @@ namespace trainscope::graph::internal {
 // Bytes of one element of the params dtype.
 [[nodiscard]] int64_t ElementBytes(config::ParamDtype dtype);
 // β_g, bytes of one gradient element on the wire: 4 with grad_reduce_in_fp32, else 2; under
-// Megatron-FSDP the grad-communication dtype `auto` = the params dtype (megatron-semantics §5.4).
+// Megatron-FSDP the grad-communication dtype `auto` = the params dtype (arguments.py:3687-3694).
 [[nodiscard]] int64_t GradBytes(const config::TrainingConfig& training);
 
 // Appends ops to a graph it borrows (the vector must outlive the writer), assigning ids and deps
@@ -61,7 +61,7 @@ struct ScheduleState {
 
 [[nodiscard]] PipelinePeers MakePeers(const config::RankMapping& mapping,
                                       const LayerOpContext& context, int64_t rank);
-// The passes of this rank in issue order: 1F1B for v = 1, else interleaved (§4.3, §4.4).
+// The passes of this rank in issue order: 1F1B for v = 1, else interleaved (schedules.py).
 [[nodiscard]] std::vector<Pass> RankSchedule(const config::TrainingConfig& training,
                                              const PipelinePeers& peers, int64_t num_micro_batches);
 // Emits one pass: the receive it waits for, `ops` chained in order, then the send.
@@ -86,7 +86,7 @@ struct GradBuffer {
   std::vector<int64_t> bucket_numels;
 };
 
-// One Megatron-FSDP unit on this rank (§5.4): a decoder or MTP layer (`layer` >= 0), or the
+// One Megatron-FSDP unit on this rank: a decoder or MTP layer (`layer` >= 0), or the
 // root unit of a chunk (`layer` == -1: embedding, vision, final norm, output layer). Numels are
 // this rank's TP/EP shard; expert numel is 0 unless experts have their own buffer.
 struct FsdpUnit {
@@ -100,14 +100,14 @@ struct FsdpUnit {
 struct RankParams {
   std::vector<GradBuffer> buffers;   // chunk order; dense buffer before expert buffer
   std::vector<FsdpUnit> fsdp_units;  // chunk order, root first; empty without Megatron-FSDP
-  int64_t tp_synced_numel = 0;       // §2.6: replicated grads that see different data per TP rank
-  int64_t shared_embedding_numel = 0;  // §4.6: local shard of the shared word embedding
+  int64_t tp_synced_numel = 0;       // TP AR: replicated grads that see different data per TP rank
+  int64_t shared_embedding_numel = 0;  // tied: local shard of the shared word embedding
   int64_t num_moe_layers = 0;          // routers with an expert bias (decoder and MTP)
 };
 
 [[nodiscard]] std::vector<TensorGroup> ChunkTensors(const config::ModelConfig& model,
                                                     const config::ModelChunk& chunk, int64_t p);
-// Expert weights get their own gradient buffer (over expert-DP) when e > 1 or u ≠ t (§3.5).
+// Expert weights get their own gradient buffer (over expert-DP) when e > 1 or u ≠ t (Megatron DDP).
 [[nodiscard]] bool SeparateExpertBuffer(const config::ParallelSizes& sizes);
 [[nodiscard]] RankParams CollectRankParams(const LayerOpContext& context,
                                            const config::PipelineLayout& layout,
@@ -117,12 +117,12 @@ struct RankParams {
 // A once-per-step op (micro_batch -1) with the given communication fields.
 [[nodiscard]] Op StepOp(const std::string& name, Phase phase, Collective collective,
                         config::GroupKind group, int64_t group_size, int64_t message_bytes);
-// §5.2 DDP: per bucket the grad RS / AR, or with `param_gather` the param AG after the step.
+// DDP: per bucket the grad RS / AR, or with `param_gather` the param AG after the step.
 // Each emitter below chains its ops after `after` and returns the id of its last op (or
 // `after` when it emits nothing).
 int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params,
                       const config::TrainingConfig& training, bool param_gather, int64_t after);
-// §5.3 items 1-3: TP AR of replicated grads, embedding-group AR, expert-bias AR.
+// finalize_model_grads.py: TP AR of replicated grads, embedding-group AR, expert-bias AR.
 int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
                         const LayerOpContext& context, const config::RankMapping& mapping,
                         int64_t rank, int64_t after);

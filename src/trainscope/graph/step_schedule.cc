@@ -1,6 +1,6 @@
 // Pipeline schedules of one rank (1F1B and interleaved tables, schedules.py) and the emission of
 // each pass into the step graph with its pipeline sends and receives to the peer stages
-// (megatron-semantics.md §4).
+// (schedules.py, p2p_communication.py).
 #include <algorithm>
 
 #include "trainscope/config/rank_mapping.h"
@@ -76,7 +76,7 @@ Op P2pOp(const PipelinePeers& peers, const Pass& pass, bool send) {
   return op;
 }
 
-// §4.3/§4.4: the very first stage (rank 0, chunk 0) has no upstream, the very last (rank p−1,
+// schedules.py: the very first stage (rank 0, chunk 0) has no upstream, the very last (rank p−1,
 // chunk v−1) no downstream; every other pass exchanges with a neighbour (wrapping between chunks).
 bool HasUpstream(const PipelinePeers& peers, int64_t chunk) {
   return peers.p > 1 && !(peers.r == 0 && chunk == 0);
@@ -106,7 +106,7 @@ PipelinePeers MakePeers(const config::RankMapping& mapping, const LayerOpContext
   const std::vector<int64_t> group = mapping.GroupOf(GroupKind::kPp, rank);
   peers.previous = group[static_cast<size_t>((peers.r + peers.p - 1) % peers.p)];
   peers.next = group[static_cast<size_t>((peers.r + 1) % peers.p)];
-  // §4.1: P = s_c·b·h·β / (t if SP), β = params dtype (argument_utils.py:306).
+  // schedules.py:2115-2144: P = s_c·b·h·β / (t if SP), β = params dtype (argument_utils.py:306).
   const int64_t split = context.SequenceParallel() ? sizes.tensor : 1;
   peers.message_bytes = context.TokensPerRank() * context.model.hidden_size *
                         ElementBytes(context.training.precision.params) / split;

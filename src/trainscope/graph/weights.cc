@@ -10,7 +10,7 @@ using config::MixerKind;
 using config::ModelConfig;
 
 // Softmax attention with Megatron's fused linear_qkv ([Q_g gate_g K_g V_g] per query group;
-// qwen-architectures.md §7) and the input norm fused into it.
+// Megatron-Bridge merge_qkv_weights) and the input norm fused into it.
 void AppendAttention(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const config::AttentionConfig& attention = model.attention;
   const int64_t h = model.hidden_size;
@@ -29,7 +29,7 @@ void AppendAttention(const ModelConfig& model, std::vector<WeightTensor>& out) {
                  attention.QueryWidth(), 1, Split::kRow, false});
 }
 
-// Gated DeltaNet (megatron-semantics.md §7.1): fused in_proj [q,k,v,z,beta,alpha], depthwise
+// Gated DeltaNet (gated_delta_net/common.py:181-287): fused in_proj [q,k,v,z,beta,alpha], depthwise
 // conv1d over q/k/v, A_log and dt_bias per value head, gated out_norm over d_v, out_proj.
 void AppendGdn(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const config::GdnConfig& gdn = model.gdn;
@@ -149,7 +149,7 @@ std::vector<WeightTensor> VisionWeights(const ModelConfig& model) {
       vision.in_channels * vision.temporal_patch_size * vision.patch_size * vision.patch_size;
   const int64_t d = vision.depth;
   const Component c = Component::kVision;
-  // qwen-architectures.md §4.7; linears TP-split column/row with column biases split and row
+  // transformers modular_qwen3_5.py; linears TP-split column/row with column biases split and row
   // biases, LayerNorms and the embeddings replicated.
   return {
       {"vision.patch_embed.proj.weight", c, hv, patch_inputs, 1, Split::kReplicated, false},

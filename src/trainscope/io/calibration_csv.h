@@ -1,5 +1,5 @@
 // Reader for the calibration measurement set (data/calibration/calibration_runs.csv, described
-// in reference/hardware.md §4): one published training run per row. Rows are plain values; the
+// in data/calibration/SOURCES.md): one published training run per row. Rows are plain values; the
 // published units (tokens/s, TFLOP/s, GiB) are converted to SI here, once.
 #ifndef TRAINSCOPE_IO_CALIBRATION_CSV_H_
 #define TRAINSCOPE_IO_CALIBRATION_CSV_H_
@@ -42,9 +42,9 @@ struct CalibrationRow {
 };
 
 // Parses RFC 4180 CSV text (CRLF or LF line ends, quoted fields with commas, doubled quotes and
-// line breaks) whose header names exactly the columns of hardware.md §4.2, in that order.
-// `source` names the text in error messages. Throws InputError naming the line and column for
-// a wrong header, a row with the wrong number of fields or an unterminated quote.
+// line breaks) whose header names exactly the columns of data/calibration/SOURCES.md, in that
+// order. `source` names the text in error messages. Throws InputError naming the line and column
+// for a wrong header, a row with the wrong number of fields or an unterminated quote.
 [[nodiscard]] std::vector<CalibrationRow> ParseCalibrationCsv(std::string_view text,
                                                               const std::string& source);
 

@@ -1,4 +1,4 @@
-// AICB native CSV, reference/workload-formats.md §2.2. Stage strings use AICB's module names
+// AICB native CSV (aicb generate_megatron_workload.py). Stage strings use AICB's module names
 // where AICB has the module (MegatronEmbedding, MegatronColumnLinear, MegatronRowLinear, MoE.*)
 // and new ones where it does not (GatedDeltaNet, SharedExpertMLP, ...).
 #include "trainscope/report/aicb_writer.h"
@@ -42,7 +42,7 @@ std::optional<std::string_view> CommGroup(const Op& op, int64_t tensor_parallel)
     case GroupKind::kPp:
       return "pp_group";
     case GroupKind::kEp:
-    case GroupKind::kTpEp:  // AICB labels the token-count gather EP (§2.4)
+    case GroupKind::kTpEp:  // AICB labels the token-count gather EP
       return "ep_group";
     case GroupKind::kEtp:
       return "ep_tp_group";
@@ -98,7 +98,7 @@ std::string Stage(const Op& op) {
   return fmt::format("{}.{}", direction, module);
 }
 
-// PP direction (§2.2 `additional`): forward sends go to the next stage, backward to the previous.
+// PP direction (AICB's `additional`): forward sends go to the next stage, backward to the previous.
 std::string_view Direction(const Op& op) {
   const bool forward = op.phase == Phase::kForward;
   if (op.collective == Collective::kSend) return forward ? "send_next" : "send_prev";

@@ -1,7 +1,7 @@
-// AICB's native workload CSV (reference/workload-formats.md §2.2): one row per collective and
+// AICB's native workload CSV (aicb generate_megatron_workload.py): one row per collective and
 // point-to-point transfer of one rank's training step, in the step graph's issue order, with
 // AICB's CommType / CommGroup spellings and stage strings. Sizes follow the whole-buffer
-// convention; Megatron-Core's collectives are written as they are, not AICB's recipe (§2.4-§2.6).
+// convention; Megatron-Core's collectives are written as is, not AICB's recipe (docs/workload.md).
 // Pure: returns the text and diagnostics.
 #ifndef TRAINSCOPE_REPORT_AICB_WRITER_H_
 #define TRAINSCOPE_REPORT_AICB_WRITER_H_

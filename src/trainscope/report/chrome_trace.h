@@ -1,5 +1,5 @@
 // Chrome trace event JSON of a simulated step (opens in Perfetto and chrome://tracing), laid out
-// as reference/workload-formats.md §5 describes: one process per simulated rank (one per
+// as the Trace Event Format allows: one process per simulated rank (one per
 // pipeline stage), one thread per stream (1 compute, 2 TP, 3 CP, 4 EP, 5 DP comm, 6 PP send,
 // 7 PP recv), an X slice per op named with its micro-batch and layer, and flow arrows from each
 // pipeline send to the receive it satisfies. Times are integer nanoseconds printed as

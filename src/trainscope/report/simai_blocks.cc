@@ -1,4 +1,4 @@
-// SimAI row patterns, reference/workload-formats.md §1.4 (tokens) and §1.8 (rows). Op names
+// SimAI row patterns, Workload.cc tokens and the rows of docs/workload.md. Op names
 // are those of graph/layer_ops.cc.
 #include "trainscope/report/simai_blocks.h"
 

@@ -1,5 +1,5 @@
-// Building blocks of the SimAI rows (reference/workload-formats.md §1.8): an OpPool that hands
-// out the ops of one block by name and remembers which it gave away, the §1.4 token of a
+// Building blocks of the SimAI rows (docs/workload.md): an OpPool that hands
+// out the ops of one block by name and remembers which it gave away, the Workload.cc token of a
 // collective, and the row patterns of a TP column/row block, the MoE layer (simai_moe_rows.cc),
 // the embedding and the LM head. Internal to report/; an OpPool borrows the roofline and the notes
 // it is given, which must outlive it.
@@ -36,10 +36,10 @@ struct ExportNotes {
 };
 
 // Which column a collective is written in: fp/ig columns address TP and EP groups, the wg column
-// DP and expert-DP groups (§1.4).
+// DP and expert-DP groups (SimAI).
 enum class SimAiColumnKind { kForwardOrInputGrad, kWeightGrad };
 
-// The §1.4 token for `op` in a column of `kind`, or nothing when no SimAI group matches
+// The SimAI token for `op` in a column of `kind`, or nothing when no SimAI group matches
 // (CP, PP, embedding, send/recv, broadcast). `tensor_parallel` tells whether a tp×cp group is
 // the TP group (c = 1).
 [[nodiscard]] std::optional<std::string> SimAiToken(const graph::Op& op, SimAiColumnKind kind,
@@ -79,7 +79,7 @@ void SetComm(SimAiColumn& column, const graph::Op* op, SimAiColumnKind kind,
              const BlockContext& context);
 
 // Names inside one TP block: the column-parallel and row-parallel linear, an optional extra TP
-// collective between them (attention's §2.3 QKV gather when t exceeds the KV heads), the input
+// collective between them (attention's g < t QKV gather when t exceeds the KV heads), the input
 // norm before the column linear and a compute op after the row linear's collective (both
 // optional, empty when absent).
 struct TpBlockNames {
@@ -91,14 +91,14 @@ struct TpBlockNames {
   std::string output_gate;  // e.g. "moe.shared_experts.gate"
 };
 
-// §1.8: three rows per block with SP (*_in, *_regather, *_out), one without; a fourth (second)
+// Three rows per block with SP (*_in, *_regather, *_out), one without; a fourth (second)
 // row carries the middle collective when present. The input norm's forward is the fp compute
 // before the first collective, its backward joins the column wgrad (after the dgrad RS or AR);
 // an output gate gets a compute-only row `<row_prefix>_gate` after the block.
 void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockNames& names,
                        const BlockContext& context, std::vector<SimAiRow>& rows);
 
-// §1.8 MoE rows: moe_router, moe_dispatch, moe_etp_gather (ETP > 1), moe_experts, moe_combine.
+// MoE rows: moe_router, moe_dispatch, moe_etp_gather (ETP > 1), moe_experts, moe_combine.
 void AppendMoeRows(OpPool& forward, OpPool& backward, const BlockContext& context,
                    std::vector<SimAiRow>& rows);
 

@@ -1,4 +1,4 @@
-// Diagnostics of the SimAI export: what reference/workload-formats.md §1.4-§1.8 says the format
+// Diagnostics of the SimAI export: what SimAI's Workload.cc parser says the format
 // cannot express, stated for the configuration at hand.
 #include <fmt/format.h>
 

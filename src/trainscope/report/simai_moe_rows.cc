@@ -1,4 +1,4 @@
-// The SimAI rows of a MoE layer, reference/workload-formats.md §1.8: router, dispatch, ETP
+// The SimAI rows of a MoE layer (docs/workload.md): router, dispatch, ETP
 // gather, experts and combine, each forward collective mirrored by its backward in the ig column.
 // Op names are those of graph/moe_ops.cc.
 #include <optional>

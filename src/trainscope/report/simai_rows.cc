@@ -1,4 +1,4 @@
-// Assembles the SimAI rows of one rank (reference/workload-formats.md §1.2, §1.5, §1.8): the
+// Assembles the SimAI rows of one rank (SimAI Workload.cc; layout in docs/workload.md): the
 // per-micro-batch rows of every layer on the rank's pipeline stage, the once-per-step rows from
 // the step graph's gradient-sync and optimizer ops, the header values and the diagnostics.
 #include "trainscope/report/simai_rows.h"
@@ -56,7 +56,7 @@ void WithPools(Assembly& a, const std::vector<Op>& forward, const std::vector<Op
   b.DropRest(*a.block.notes);
 }
 
-// megatron-semantics.md §11 item 3: full recompute of every layer (uniform) or of the first
+// recompute.py:150-180: full recompute of every layer (uniform) or of the first
 // recompute_num_layers layers of each chunk (block).
 bool FullRecompute(const config::TrainingConfig& training, int64_t index_in_chunk) {
   const config::RecomputeConfig& recompute = training.recompute;
@@ -66,7 +66,7 @@ bool FullRecompute(const config::TrainingConfig& training, int64_t index_in_chun
          index_in_chunk < recompute.num_layers.value_or(0);
 }
 
-// §1.8: recompute is folded into backward compute; a recomputed collective becomes an extra row
+// Layout: recompute is folded into backward compute; a recomputed collective becomes an extra row
 // carrying it in the ig column. The rows sit below the layer, so the bottom-up backward walk
 // replays them before the layer's own backward.
 void AppendRecomputeRows(Assembly& a, int64_t layer, bool full, std::vector<SimAiRow>& rows) {
@@ -144,7 +144,7 @@ void AppendChunkRows(Assembly& a, const config::ModelChunk& chunk, std::vector<S
   }
 }
 
-// Once-per-step rows in top-to-bottom order (§1.5: the bottom-up backward walk then gives
+// Once-per-step rows in top-to-bottom order (SimAI's bottom-up backward walk then gives
 // Megatron's order: gradient reduction, norm-gradient all-reduce, optimizer, parameter gather).
 constexpr std::array<std::string_view, 8> kStepRowOrder = {
     "expert_param_gather", "param_gather",          "optimizer_step",
@@ -233,7 +233,7 @@ SimAiWorkload BuildSimAiWorkload(const config::ModelConfig& model,
   }
   const BlockContext step_block{sizes.tensor, context.SequenceParallel(), &step_notes};
   workload.step_rows = BuildStepRows(model, training, rank, step_block, roofline);
-  // §1.2: pp_comm is one PP activation send, A/c divided by t under SP (megatron-semantics §4.1).
+  // Header pp_comm is one PP activation send, A/c divided by t under SP (schedules.py).
   const int64_t pp_comm_bytes =
       sizes.pipeline > 1
           ? context.ActivationBytes() / (context.SequenceParallel() ? sizes.tensor : 1)

@@ -1,4 +1,4 @@
-// The rows of a SimAI workload for one rank (reference/workload-formats.md §1.8): the
+// The rows of a SimAI workload for one rank (docs/workload.md): the
 // once-per-step data-parallel rows and the rows of one micro-batch, each with its compute times,
 // collective tokens and sizes, plus diagnostics for everything the format cannot express. Pure:
 // builds values from the configuration; simai_writer formats them.
@@ -17,7 +17,7 @@ namespace trainscope::report {
 
 // Compute speeds of a simple roofline: an op takes max(flops / peak, bytes / HBM bandwidth).
 // Used for the exported compute times until trainscope's cost model provides them. Defaults are
-// an H100 SXM5: 989 dense BF16 TFLOP/s and 3.35 TB/s HBM3 (reference/hardware.md).
+// an H100 SXM5: 989 dense BF16 TFLOP/s and 3.35 TB/s HBM3 (NVIDIA H100 datasheet).
 struct RooflineSpec {
   double peak_flops_per_second = 989e12;
   double hbm_bytes_per_second = 3.35e12;
@@ -30,8 +30,8 @@ struct RooflineSpec {
 // One column (fp, ig or wg) of a row: compute time first, then the collective.
 struct SimAiColumn {
   double compute_seconds = 0;
-  std::string comm = "NONE";  // a token of workload-formats.md §1.4
-  int64_t comm_bytes = 0;     // whole logical buffer (§1.4)
+  std::string comm = "NONE";  // a token SimAI's Workload.cc knows
+  int64_t comm_bytes = 0;     // whole logical buffer (SimAI)
 };
 
 struct SimAiRow {

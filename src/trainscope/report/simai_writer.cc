@@ -1,4 +1,4 @@
-// SimAI workload text, reference/workload-formats.md §1.1-§1.3.
+// SimAI workload text, as SimAI's Workload::initialize_workload reads it.
 #include "trainscope/report/simai_writer.h"
 
 #include <fmt/format.h>
@@ -8,11 +8,11 @@
 namespace trainscope::report {
 namespace {
 
-// SimAI's clock: CLOCK_PERIOD 1, one tick is one nanosecond (§1.3).
+// SimAI's clock: CLOCK_PERIOD 1, one tick is one nanosecond (SimAI).
 constexpr double kSimAiTicksPerSecond = 1e9;
-// The per-row delay SimAI adds after every collective of the row; AICB always writes 100 (§1.3).
+// The per-row delay SimAI adds after every collective of the row; AICB always writes 100.
 constexpr int64_t kRowProcessTimeTicks = 100;
-// Field 2, read and ignored by SimAI (§1.3).
+// Field 2, read and ignored by SimAI.
 constexpr int64_t kUnusedDependency = -1;
 
 int64_t Ticks(double seconds) { return std::llround(seconds * kSimAiTicksPerSecond); }
@@ -42,7 +42,7 @@ std::string FormatSimAiWorkload(const SimAiWorkload& workload) {
   std::string out = FormatHeader(workload.header);
   out += fmt::format("{}\n", num_rows);
   for (const SimAiRow& row : workload.step_rows) AppendRow(row, out);
-  for (int64_t i = 0; i < m; ++i) {  // GA is unrolled (§1.5)
+  for (int64_t i = 0; i < m; ++i) {  // GA is unrolled (a SimAI pass is one step)
     for (const SimAiRow& row : workload.micro_batch_rows) AppendRow(row, out);
   }
   return out;

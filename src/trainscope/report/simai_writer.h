@@ -1,4 +1,4 @@
-// The SimAI workload text (reference/workload-formats.md §1): the header line, the row count and
+// The SimAI workload text (parsed by SimAI's Workload.cc): the header line, the row count and
 // one TAB-separated row of 12 integer fields per SimAiRow, with the data-parallel rows first and
 // the micro-batch rows unrolled `ga` times. Pure: returns the text and the diagnostics; the
 // caller writes the file and prints the diagnostics.
@@ -21,7 +21,7 @@ struct ExportResult {
   std::vector<std::string> diagnostics;
 };
 
-// Formats rows already built: integer nanoseconds (rounded) and bytes, §1.2 key order.
+// Formats rows already built: integer nanoseconds (rounded) and bytes, Workload.cc key order.
 [[nodiscard]] std::string FormatSimAiWorkload(const SimAiWorkload& workload);
 
 // The SimAI workload of global rank `rank` (its pipeline stage only). Compute times come from a
