@@ -127,7 +127,7 @@ void CheckHeader(const Record& header, const std::string& source) {
     if (got != kColumns[i] || header.fields.size() != kColumns.size()) {
       throw InputError(fmt::format(
           "{}: line 1: header: column {} is \"{}\" (got {} columns, expected {} starting "
-          "source,model,gpu,... as in hardware.md §4.2)",
+          "source,model,gpu,... as listed in data/calibration/SOURCES.md)",
           source, i + 1, got, header.fields.size(), kColumns.size()));
     }
   }

@@ -1,0 +1,78 @@
+// The study function: it composes the simulator, the metrics and the memory model exactly as
+// their own entry points do, is deterministic and re-entrant, and applies the routing skew.
+#include "trainscope/study/study.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tiny_configs.h"
+#include "trainscope/io/cluster_file.h"
+#include "trainscope/io/hf_config_loader.h"
+
+namespace trainscope::study {
+namespace {
+
+Study TinyStudy() {
+  Study study{.model = testing_configs::TinyModel(),
+              .training = testing_configs::Training(2, 2, 2, 4)};
+  study.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  return study;
+}
+
+TEST(StudyTest, MatchesTheSimulatorAndMemoryModelCalledDirectly) {
+  const Study study = TinyStudy();
+  const StudyResult result = RunStudy(study);
+  sim::HardwareCostOptions options;
+  options.cluster = study.cluster;
+  const sim::StepSimulation direct = sim::SimulateStep(
+      study.model, study.training, sim::BindHardwareCosts(study.training, options));
+  EXPECT_EQ(result.simulation.step_seconds, direct.step_seconds);
+  EXPECT_EQ(result.memory, cost::EstimateMemory(study.model, study.training, {}));
+  // tokens/s/GPU = GBS · s / step / W (the definition in sim/step_metrics.h).
+  const config::TrainingConfig& t = study.training;
+  const double tokens = static_cast<double>(t.batch.global_batch_size.value_or(
+                            t.batch.micro_batch_size * t.parallel.Data())) *
+                        static_cast<double>(t.batch.seq_length);
+  EXPECT_DOUBLE_EQ(result.metrics.tokens_per_second_per_gpu,
+                   tokens / direct.step_seconds / static_cast<double>(t.parallel.world_size));
+  EXPECT_EQ(result.moe_load_factor, 1);
+  EXPECT_FALSE(result.sequence_packing);
+}
+
+TEST(StudyTest, IsDeterministicAcrossThreads) {
+  const Study study = TinyStudy();
+  const double expected = RunStudy(study).simulation.step_seconds;
+  double a = 0;
+  double b = 0;
+  std::thread first([&] { a = RunStudy(study).simulation.step_seconds; });
+  std::thread second([&] { b = RunStudy(study).simulation.step_seconds; });
+  first.join();
+  second.join();
+  EXPECT_EQ(a, expected);
+  EXPECT_EQ(b, expected);
+}
+
+TEST(StudyTest, RoutingSkewRaisesTheLoadFactorOfMoeModelsOnly) {
+  Study dense = TinyStudy();
+  dense.routing_skew = cost::RoutingSkew{.zipf_exponent = 1.0};
+  EXPECT_EQ(MoeLoadFactor(dense), 1);  // no MoE layers: nothing to skew
+
+  Study moe{.model = io::LoadPreset("Qwen3-30B-A3B")};
+  moe.training.parallel = {.world_size = 8, .expert = 8};
+  moe.routing_skew = cost::RoutingSkew{.zipf_exponent = 0.0};
+  EXPECT_DOUBLE_EQ(MoeLoadFactor(moe), 1.0);  // s = 0 is uniform routing
+  moe.routing_skew = cost::RoutingSkew{.zipf_exponent = 1.0};
+  EXPECT_GT(MoeLoadFactor(moe), 1.0);
+  EXPECT_EQ(MemoryOverheads(moe).moe_load_factor, MoeLoadFactor(moe));
+}
+
+TEST(StudyTest, CommGuardAddsItsCostPerGuardedCall) {
+  Study study = TinyStudy();
+  const double without = RunStudy(study).simulation.step_seconds;
+  study.comm_guard = {.mode = sim::CommGuardMode::kAll, .seconds_per_call = 1e-3};
+  EXPECT_GT(RunStudy(study).simulation.step_seconds, without);
+}
+
+}  // namespace
+}  // namespace trainscope::study
