@@ -1,8 +1,8 @@
 // trainscope_memory_calibration: compares trainscope's per-rank peak memory estimate
-// (cost::EstimateMemory) and Megatron's theoretical formula (cost::MegatronTheoreticalMemory)
-// with the measured peaks of data/calibration/calibration_runs.csv. Prints one line per
-// comparable row and the mean absolute errors; asserts nothing. Assumptions: docs/memory.md,
-// "Calibration".
+// (study::EstimateStudyMemory, as `memory` runs it) and Megatron's theoretical formula
+// (cost::MegatronTheoreticalMemory) with the measured peaks of
+// data/calibration/calibration_runs.csv. Prints one line per comparable row and the mean absolute
+// errors; asserts nothing. Assumptions: docs/memory.md, "Calibration".
 //
 // Usage: trainscope_memory_calibration [CSV]   (default: the project's calibration_runs.csv)
 #include <fmt/format.h>
@@ -23,6 +23,7 @@
 #include "trainscope/io/calibration_csv.h"
 #include "trainscope/io/hf_config_loader.h"
 #include "trainscope/io/presets.h"
+#include "trainscope/study/study.h"
 #include "trainscope/units.h"
 
 namespace trainscope {
@@ -149,9 +150,9 @@ int Run(const std::string& csv_path) {
     }
     const double measured = *row.peak_memory_bytes;
     const bool torchtitan = IsTorchtitan(row);
-    const double ours =
-        static_cast<double>(ComparedBytes(cost::EstimateMemory(model, assumed.training),
-                                          torchtitan ? Figure::kReserved : Figure::kAllocated));
+    const double ours = static_cast<double>(ComparedBytes(
+        study::EstimateStudyMemory(study::Study{.model = model, .training = assumed.training}),
+        torchtitan ? Figure::kReserved : Figure::kAllocated));
     const double megatron =
         static_cast<double>(cost::MegatronTheoreticalMemory(model, assumed.training).total_bytes);
     const double ours_error = ErrorPercent(ours, measured);
