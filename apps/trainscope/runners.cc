@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -101,10 +102,18 @@ Checked CheckValid(const io::CliRequest& request) {
     more = fmt::format("\n{} more violation(s): run trainscope validate with the same flags",
                        errors.size() - 1);
   }
+  // Name the rule's flags unless the message already does.
   std::string flags;
-  for (const std::string& flag : first.flags) flags += flag + ": ";
-  throw InputError(fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}", first.rule, flags,
-                               first.message, first.fix, more));
+  const bool named = std::any_of(first.flags.begin(), first.flags.end(), [&](const std::string& f) {
+    return first.message.find(f) != std::string::npos;
+  });
+  for (const std::string& flag : first.flags) flags += (flags.empty() ? " (" : ", ") + flag;
+  if (named || flags.empty())
+    flags.clear();
+  else
+    flags += ")";
+  throw InputError(fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}", first.rule,
+                               first.message, flags, first.fix, more));
 }
 
 CommandOutput Output(std::string text, std::vector<std::string> notes) {

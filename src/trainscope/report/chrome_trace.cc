@@ -78,7 +78,13 @@ std::string SliceName(const Op& op, bool show_chunk) {
 }
 
 std::string RenderChromeTrace(const sim::StepSimulation& simulation) {
-  std::string out = R"({"displayTimeUnit":"ns","otherData":{"tool":"trainscope simulate"},)";
+  // otherData says how many micro-batches the timeline shows; when the step was extended
+  // periodically (sim/periodic_extension.h) the rest are not drawn.
+  std::string out =
+      fmt::format(R"({{"displayTimeUnit":"ns","otherData":{{"tool":"trainscope simulate",)"
+                  R"("num_micro_batches":{},"simulated_micro_batches":{},"step_time_us":{}}},)",
+                  simulation.num_micro_batches, simulation.simulated_micro_batches,
+                  Micros(Nanoseconds(simulation.step_seconds)));
   out += "\"traceEvents\":[\n";
   bool first = true;
   auto emit = [&](const std::string& event) {

@@ -83,7 +83,8 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
            {"stages", stages},
            {"tokens_per_step", m.tokens_per_step},
            {"model_flops_per_step", m.model_flops_per_step},
-           {"num_micro_batches", sim.lanes.empty() ? 0 : sim.lanes.front().graph.num_micro_batches},
+           {"num_micro_batches", sim.num_micro_batches},
+           {"simulated_micro_batches", sim.simulated_micro_batches},
            {"parallel",
             {{"world_size", p.world_size},
              {"tp", p.tensor},
@@ -129,7 +130,7 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
       "tokens\n\n",
       study.model.name, p.world_size, study.cluster.gpu.name, p.tensor, p.pipeline,
       p.virtual_stages, p.context, p.expert, p.ExpertTensor(), p.Data(),
-      sim.lanes.empty() ? 0 : sim.lanes.front().graph.num_micro_batches,
+      sim.num_micro_batches,
       study.training.batch.micro_batch_size, study.training.batch.seq_length);
   out += fmt::format("  step time             {}\n", Ms(m.step_seconds));
   out += fmt::format("  tokens/s/GPU          {:.1f}\n", m.tokens_per_second_per_gpu);

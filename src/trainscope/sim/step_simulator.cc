@@ -6,6 +6,7 @@
 
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/error.h"
+#include "trainscope/sim/periodic_extension.h"
 #include "trainscope/sim/sim_graph.h"
 
 namespace trainscope::sim {
@@ -131,10 +132,12 @@ std::string CommClass(const Op& op) {
 
 std::string OpFamily(const Op& op) { return op.name.substr(0, op.name.find('.')); }
 
-StepSimulation SimulateStep(const config::ModelConfig& model,
-                            const config::TrainingConfig& training, const OpCostModel& costs,
-                            const SimulationOptions& options) {
-  TRAINSCOPE_CHECK(costs.compute_seconds && costs.comm_cost, "cost functions must be set");
+namespace {
+
+// Simulates every micro-batch of the step.
+StepSimulation SimulateEveryMicroBatch(const config::ModelConfig& model,
+                                       const config::TrainingConfig& training,
+                                       const OpCostModel& costs, const SimulationOptions& options) {
   const config::RankMapping mapping(training.parallel);
   StepSimulation sim;
   for (const int64_t rank : mapping.GroupOf(GroupKind::kPp, options.representative_rank)) {
@@ -174,7 +177,26 @@ StepSimulation SimulateStep(const config::ModelConfig& model,
       sim.breakdown = b;
     }
   }
+  sim.num_micro_batches = sim.lanes.front().graph.num_micro_batches;
+  sim.simulated_micro_batches = sim.num_micro_batches;
   return sim;
+}
+
+}  // namespace
+
+StepSimulation SimulateStep(const config::ModelConfig& model,
+                            const config::TrainingConfig& training, const OpCostModel& costs,
+                            const SimulationOptions& options) {
+  TRAINSCOPE_CHECK(costs.compute_seconds && costs.comm_cost, "cost functions must be set");
+  const internal::ExtensionPlan plan = internal::PlanExtension(training);
+  if (!options.extend_periodically || !plan.Extends()) {
+    return SimulateEveryMicroBatch(model, training, costs, options);
+  }
+  const StepSimulation first = SimulateEveryMicroBatch(
+      model, internal::WithMicroBatches(training, plan.first), costs, options);
+  StepSimulation second = SimulateEveryMicroBatch(
+      model, internal::WithMicroBatches(training, plan.second), costs, options);
+  return internal::ExtendPeriodically(first, std::move(second), plan);
 }
 
 }  // namespace trainscope::sim

@@ -50,6 +50,10 @@ struct SimulationOptions {
   double moe_load_factor = 1.0;
   // Global rank whose pipeline group is simulated.
   int64_t representative_rank = 0;
+  // Simulate a step with many micro-batches at two smaller counts and extend it along the
+  // schedule's periodic steady state (sim/periodic_extension.h); false simulates every
+  // micro-batch.
+  bool extend_periodically = true;
 };
 
 // One simulated op.
@@ -91,8 +95,12 @@ struct CriticalPathShare {
 
 struct StepSimulation {
   double step_seconds = 0;
-  std::vector<LaneTimeline> lanes;  // pipeline rank order
-  Breakdown breakdown;              // of the busiest stage (busiest_pipeline_rank)
+  int64_t num_micro_batches = 0;  // per rank, of the step
+  // Micro-batches the lanes' graphs and timings hold: num_micro_batches, or fewer when the
+  // step was extended periodically (the timeline then shows these only).
+  int64_t simulated_micro_batches = 0;
+  std::vector<LaneTimeline> lanes;     // pipeline rank order
+  Breakdown breakdown;                 // of the busiest stage (busiest_pipeline_rank)
   int64_t critical_pipeline_rank = 0;  // the stage whose last op ends the step
   // The stage with the most busy time (compute + exposed communication): the one to rebalance.
   int64_t busiest_pipeline_rank = 0;
