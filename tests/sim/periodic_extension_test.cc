@@ -57,7 +57,7 @@ TEST(PeriodicExtensionTest, PlansOneAndTwoPeriodsPlusTheRemainder) {
   EXPECT_EQ(plan.first, 7);
   EXPECT_EQ(plan.second, 11);
   EXPECT_TRUE(plan.Extends());
-  EXPECT_FALSE(internal::PlanExtension(Training(1, 4, 1, 11)).Extends());
+  EXPECT_FALSE(internal::PlanExtension(Training(1, 4, 1, 19)).Extends());  // 19 <= 11 + 2G
 }
 
 TEST(PeriodicExtensionTest, OneFOneBMatchesTheFullSimulation) {

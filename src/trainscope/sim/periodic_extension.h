@@ -22,8 +22,9 @@ struct ExtensionPlan {
   int64_t period = 1;             // G
   int64_t first = 0;              // m1 = G + r
   int64_t second = 0;             // m2 = 2G + r
-  // Whether extending saves work: m > m2 (otherwise every micro-batch is simulated).
-  [[nodiscard]] bool Extends() const { return num_micro_batches > second; }
+  // Whether extending saves real work: at least two periods beyond m2 (otherwise every
+  // micro-batch is simulated, and the timeline shows them all).
+  [[nodiscard]] bool Extends() const { return num_micro_batches > second + 2 * period; }
 };
 
 // The plan for `training` (Validate() accepted it).
