@@ -75,8 +75,7 @@ std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
       const sim::SimulationOptions sim_options{.interference_fraction =
                                                    efficiencies.interference_fraction};
       const config::TrainingConfig& t = c.training;
-      const int64_t m =
-          t.batch.global_batch_size.value_or(0) / (t.batch.micro_batch_size * t.parallel.Data());
+      const int64_t m = t.NumMicroBatches();
       const int64_t few = 2 * t.parallel.pipeline;
       double step_seconds = 0;
       if (extrapolate && m > 2 * few) {
