@@ -67,8 +67,8 @@ int64_t OptimizerBytesPerParam(const TrainingConfig& training) {
 // (_copy_model_grads_to_main_grads, optimizer.py and distrib_optimizer.py), freed by the next
 // zero_grad; TE's FusedAdam reads the 16-bit grads in place (decoupled_grad) instead.
 int64_t StepCopyBytesPerParam(const TrainingConfig& training) {
-  if (training.GradReduceBytes() >= kFp32Bytes || TeManagesMasterWeights(training.precision))
-    return 0;
+  const bool fp32_grads = training.GradReduceBytes() >= kFp32Bytes;
+  if (fp32_grads || TeManagesMasterWeights(training.precision)) return 0;
   return kFp32Bytes;
 }
 
