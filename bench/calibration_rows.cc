@@ -82,7 +82,7 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
                 .virtual_stages = row.vp.value_or(1),
                 .context = row.cp.value_or(1),
                 .expert = row.ep.value_or(1),
-                .expert_tensor = row.etp.value_or(0)};
+                .expert_tensor = row.etp};
   const bool interleaved_label =
       std::any_of(row.qualifiers.begin(), row.qualifiers.end(),
                   [](const std::string& q) { return q.rfind("vp:", 0) == 0; });

@@ -79,7 +79,7 @@ std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
     if (it == simulated.end()) {
       const study::Study study = StudyOf(c, efficiencies);
       const config::TrainingConfig& t = c.training;
-      const int64_t m = config::NumMicroBatches(t);
+      const int64_t m = t.NumMicroBatches();
       const int64_t few = 2 * t.parallel.pipeline;
       double step_seconds = 0;
       if (extrapolate && m > 2 * few) {

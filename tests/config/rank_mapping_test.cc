@@ -18,7 +18,8 @@ namespace {
 using Groups = std::vector<std::vector<int64_t>>;
 
 ParallelSizes Sizes(int64_t world, int64_t tp, int64_t pp, int64_t cp = 1, int64_t ep = 1,
-                    int64_t etp = 0, RankOrder order = RankOrder::kTpCpEpDpPp) {
+                    std::optional<int64_t> etp = std::nullopt,
+                    RankOrder order = RankOrder::kTpCpEpDpPp) {
   ParallelSizes sizes;
   sizes.world_size = world;
   sizes.tensor = tp;
@@ -179,7 +180,7 @@ TEST(RankMappingTest, PipelineBeforeDataOrderPutsDataParallelLast) {
 // tp, cp, dp, pp (or tp, cp, pp, dp) and expert axes etp, ep, edp, pp (or etp, ep, pp, edp).
 std::map<std::string, int64_t> ClosedFormCoordinates(const ParallelSizes& s, int64_t rank) {
   const int64_t t = s.tensor, c = s.context, p = s.pipeline, e = s.expert;
-  const int64_t u = s.expert_tensor > 0 ? s.expert_tensor : t;
+  const int64_t u = s.expert_tensor.value_or(t);
   const int64_t d = s.world_size / (t * c * p), de = s.world_size / (u * e * p);
   const bool pp_last = s.order == RankOrder::kTpCpEpDpPp;
   std::map<std::string, int64_t> x;

@@ -131,7 +131,7 @@ TEST(ValidateTest, RejectsZeroGlobalBatchSize) {
 }
 
 TEST(ValidateTest, AcceptsUnsetExpertTensorSizeAsDefault) {
-  // expert_tensor 0 means "unset" (defaults to t), not a size below 1.
+  // An unset expert_tensor defaults to t; it is not a size below 1.
   const ValidationResult result =
       Validate(io::LoadPreset("Qwen3-8B"), WithSizes({.world_size = 8}));
   EXPECT_FALSE(HasRule(result.errors, "T1"));
@@ -154,7 +154,7 @@ TEST(ValidateTest, AcceptsWorldSizeDivisibleByModelParallelSize) {
 TEST(ValidateTest, RejectsQwen235bExampleWhenExpertTensorDefaultsToTensor) {
   // u = t = 2: u·e·p = 2·32·8 = 512 does not divide 256.
   TrainingConfig training = Qwen235bExample();
-  training.parallel.expert_tensor = 0;
+  training.parallel.expert_tensor = std::nullopt;
   EXPECT_TRUE(
       Names(Validate(io::LoadPreset("Qwen3-235B-A22B"), training).errors, "C2", "--num-gpus"));
 }
@@ -763,7 +763,7 @@ TEST(ValidateTest, AutoLayoutFallsBackToPaddedInDeterministicMode) {
   // Auto picks THD only where it is legal: deterministic mode forbids it for GDN.
   TrainingConfig training;
   training.deterministic = true;
-  EXPECT_EQ(ResolveSequenceLayout(io::LoadPreset("Qwen3.5-35B-A3B"), training),
+  EXPECT_EQ(training.ResolvedSequenceLayout(io::LoadPreset("Qwen3.5-35B-A3B")),
             SequenceLayout::kBshd);
   EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Qwen3.5-35B-A3B"), training).errors, "C32"));
 }
@@ -1007,45 +1007,45 @@ TEST(ValidateTest, AcceptsCpuOffloadingWithoutPipelineOrRecompute) {
 }
 
 TEST(ValidateTest, ResolvesAutoLayoutToThdWithoutGdn) {
-  EXPECT_EQ(ResolveSequenceLayout(io::LoadPreset("Qwen3-8B"), TrainingConfig{}),
+  EXPECT_EQ(TrainingConfig{}.ResolvedSequenceLayout(io::LoadPreset("Qwen3-8B")),
             SequenceLayout::kThd);
 }
 
 TEST(ValidateTest, ResolvesAutoLayoutToThdForGdnOnCore018WithMicroBatchOne) {
-  EXPECT_EQ(ResolveSequenceLayout(io::LoadPreset("Qwen3.5-35B-A3B"), TrainingConfig{}),
+  EXPECT_EQ(TrainingConfig{}.ResolvedSequenceLayout(io::LoadPreset("Qwen3.5-35B-A3B")),
             SequenceLayout::kThd);
 }
 
 TEST(ValidateTest, ResolvesAutoLayoutToBshdForGdnWithMicroBatchAboveOne) {
   TrainingConfig training;
   training.batch.micro_batch_size = 2;
-  EXPECT_EQ(ResolveSequenceLayout(io::LoadPreset("Qwen3.5-35B-A3B"), training),
+  EXPECT_EQ(training.ResolvedSequenceLayout(io::LoadPreset("Qwen3.5-35B-A3B")),
             SequenceLayout::kBshd);
 }
 
 TEST(ValidateTest, ResolvesAutoLayoutToBshdForGdnOnCore017) {
   TrainingConfig training;
   training.core_version = CoreVersion::kV0_17;
-  EXPECT_EQ(ResolveSequenceLayout(io::LoadPreset("Qwen3.5-35B-A3B"), training),
+  EXPECT_EQ(training.ResolvedSequenceLayout(io::LoadPreset("Qwen3.5-35B-A3B")),
             SequenceLayout::kBshd);
 }
 
 TEST(ValidateTest, KeepsAnExplicitLayout) {
   TrainingConfig training;
   training.sequence_layout = SequenceLayout::kBshd;
-  EXPECT_EQ(ResolveSequenceLayout(io::LoadPreset("Qwen3-8B"), training), SequenceLayout::kBshd);
+  EXPECT_EQ(training.ResolvedSequenceLayout(io::LoadPreset("Qwen3-8B")), SequenceLayout::kBshd);
 }
 
 TEST(ValidateTest, CountsMicroBatchesAsGlobalOverMicroTimesData) {
   // 512 / (1 · 16) = 32.
-  EXPECT_EQ(NumMicroBatches(Qwen235bExample()), 32);
+  EXPECT_EQ(Qwen235bExample().NumMicroBatches(), 32);
 }
 
 TEST(ValidateTest, CountsOneMicroBatchWhenGlobalBatchIsUnset) {
   // Unset GBS defaults to b·d, so m = 1.
   TrainingConfig training = Qwen30bExample();
   training.batch.micro_batch_size = 2;
-  EXPECT_EQ(NumMicroBatches(training), 1);
+  EXPECT_EQ(training.NumMicroBatches(), 1);
 }
 
 }  // namespace

@@ -216,7 +216,7 @@ std::vector<int64_t> MaskedOrthogonalRankGroupOf(const std::vector<int64_t>& dim
 
 RankMapping::RankMapping(const ParallelSizes& sizes) : sizes_(sizes) {
   TRAINSCOPE_CHECK(sizes.world_size >= 1 && sizes.tensor >= 1 && sizes.pipeline >= 1 &&
-                       sizes.context >= 1 && sizes.expert >= 1 && sizes.expert_tensor >= 0,
+                       sizes.context >= 1 && sizes.expert >= 1 && sizes.ExpertTensor() >= 1,
                    "parallel sizes are positive");
   // C1, C2 (parallel_state.py:814-825, 874-884).
   TRAINSCOPE_CHECK(sizes.world_size % (sizes.tensor * sizes.pipeline * sizes.context) == 0,

@@ -1,7 +1,9 @@
 // The run configuration: Megatron-Core parallel sizes, batch, pipeline split, recompute, MoE
 // dispatcher, precision, overlap and data-parallel options, plus the Megatron-Core version
 // profile. Plain aggregates with Megatron's defaults; io/megatron_args fills them from Megatron-LM
-// flag names and config/validate checks them against a ModelConfig.
+// flag names and config/validate checks them against a ModelConfig. Quantities derived from the
+// flags (global batch, micro-batch count, interleaved group size, recomputed layers, sequence
+// layout, element sizes) are const methods here, so no caller needs the validator to get them.
 #ifndef TRAINSCOPE_CONFIG_TRAINING_CONFIG_H_
 #define TRAINSCOPE_CONFIG_TRAINING_CONFIG_H_
 
@@ -11,6 +13,8 @@
 #include <vector>
 
 namespace trainscope::config {
+
+struct ModelConfig;  // config/model_config.h
 
 // Megatron-Core release whose rules apply (--megatron-core).
 enum class CoreVersion { kV0_16, kV0_17, kV0_18 };
@@ -23,17 +27,18 @@ enum class RankOrder {
 };
 
 struct ParallelSizes {
-  int64_t world_size = 1;       // W (--num-gpus)
-  int64_t tensor = 1;           // t
-  int64_t pipeline = 1;         // p
-  int64_t virtual_stages = 1;   // v, model chunks per PP rank (1 = not interleaved)
-  int64_t context = 1;          // c
-  int64_t expert = 1;           // e
-  int64_t expert_tensor = 0;    // u; 0 = unset, Megatron then uses t
+  int64_t world_size = 1;                // W (--num-gpus)
+  int64_t tensor = 1;                    // t
+  int64_t pipeline = 1;                  // p
+  int64_t virtual_stages = 1;            // v, model chunks per PP rank (1 = not interleaved)
+  int64_t context = 1;                   // c
+  int64_t expert = 1;                    // e
+  std::optional<int64_t> expert_tensor;  // u if the user stated it (--etp); unset = t
   std::optional<int64_t> data;  // d if the user stated it (--dp); checked against W/(t·p·c)
   RankOrder order = RankOrder::kTpCpEpDpPp;
 
-  [[nodiscard]] int64_t ExpertTensor() const { return expert_tensor > 0 ? expert_tensor : tensor; }
+  // u, the expert tensor-parallel size: the stated one, else t (parallel_state.py:874-884).
+  [[nodiscard]] int64_t ExpertTensor() const { return expert_tensor.value_or(tensor); }
   // d = W/(t·p·c) (parallel_state.py:814-825); call only after Validate() passed C1.
   [[nodiscard]] int64_t Data() const { return world_size / (tensor * pipeline * context); }
   // d_e = W/(u·e·p) (parallel_state.py:874-884).
@@ -47,8 +52,8 @@ struct BatchConfig {
   int64_t micro_batch_size = 1;              // b
   std::optional<int64_t> global_batch_size;  // GBS; unset = b·d (one micro-batch per rank)
   int64_t seq_length = 4096;                 // s
-  // Micro-batches grouped per virtual stage in the interleaved schedule; 0 = default p.
-  int64_t microbatch_group_size_per_vp_stage = 0;
+  // G, micro-batches grouped per virtual stage in the interleaved schedule; unset = p.
+  std::optional<int64_t> microbatch_group_size_per_vp_stage;
   friend bool operator==(const BatchConfig&, const BatchConfig&) = default;
 };
 
@@ -70,12 +75,22 @@ struct RecomputeConfig {
   std::optional<int64_t> num_layers;                 // --recompute-num-layers
   std::vector<std::string> modules = {"core_attn"};  // --recompute-modules (selective only)
   bool distribute_saved_activations = false;
+
+  // True when full recompute replays the whole layer `index_in_chunk` (0-based position of a
+  // decoder layer inside its model chunk) in backward (Megatron-LM transformer_block.py, _checkpointed_forward): every
+  // layer with the uniform method, the first num_layers layers of each chunk with the block
+  // method, none otherwise.
+  [[nodiscard]] bool FullRecomputeLayer(int64_t index_in_chunk) const;
   friend bool operator==(const RecomputeConfig&, const RecomputeConfig&) = default;
 };
 
 enum class TokenDispatcher { kAllGather, kAllToAll, kFlex };
 enum class LoadBalancing { kAuxLoss, kSeqAuxLoss, kGlobalAuxLoss, kSinkhorn, kNone };
 enum class RouterDtype { kActivation, kFp32, kFp64 };
+
+// β_p, bytes of one router-probability element (router.py:105-112): 4 for fp32, 8 for fp64, 2
+// for the (bf16) activation dtype.
+[[nodiscard]] int64_t BytesOf(RouterDtype dtype);
 
 struct MoeRunConfig {
   TokenDispatcher dispatcher = TokenDispatcher::kAllGather;  // Megatron's default
@@ -98,6 +113,11 @@ enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
 // Storage dtype of an optimizer tensor (--main-grads-dtype, --main-params-dtype, --exp-avg-dtype,
 // --exp-avg-sq-dtype); each flag accepts a subset (arguments.py:3671-3684).
 enum class OptimizerDtype { kFp32, kFp16, kBf16, kFp8 };
+
+// Bytes of one element of the params dtype: 4 for fp32, 2 for bf16 and fp16.
+[[nodiscard]] int64_t BytesOf(ParamDtype dtype);
+// Bytes of one element of an optimizer tensor: 4, 2, 2 or 1 for fp32, fp16, bf16, fp8.
+[[nodiscard]] int64_t BytesOf(OptimizerDtype dtype);
 
 struct PrecisionConfig {
   ParamDtype params = ParamDtype::kBf16;
@@ -166,6 +186,25 @@ struct TrainingConfig {
   int64_t make_vocab_size_divisible_by = 128;
   CoreVersion core_version = kNewestCoreVersion;
   SequenceLayout sequence_layout = SequenceLayout::kAuto;
+
+  // GBS: --global-batch-size, else b·d (one micro-batch per data-parallel rank, as Megatron-LM
+  // defaults it). Precondition: t·p·c > 0.
+  [[nodiscard]] int64_t GlobalBatchSize() const;
+  // Micro-batches per step m = GBS/(b·d) (num_microbatches_calculator.py:381), rounded down.
+  // Precondition: Validate() accepted the sizes (T1), the grid (C1) and the batch (C23); checked
+  // with TRAINSCOPE_CHECK where a violation would divide by zero.
+  [[nodiscard]] int64_t NumMicroBatches() const;
+  // G, micro-batches per group in the interleaved schedule
+  // (--microbatch-group-size-per-virtual-pipeline-stage, schedules.py:1160-1180), default p.
+  [[nodiscard]] int64_t MicroBatchGroupSize() const;
+  // β_g, bytes of one gradient element in the grad buffer and on the wire: 4 with
+  // grad_reduce_in_fp32, else 2; under Megatron-FSDP the grad-communication dtype `auto` = the
+  // params dtype (arguments.py:3687-3694).
+  [[nodiscard]] int64_t GradReduceBytes() const;
+  // The sequence layout actually used: the explicit choice, or for kAuto THD (packed) unless the
+  // model has Gated DeltaNet layers and the core version (<= 0.17), micro-batch size (> 1 on
+  // 0.18) or deterministic mode forbids packed sequences, in which case BSHD (padded).
+  [[nodiscard]] SequenceLayout ResolvedSequenceLayout(const ModelConfig& model) const;
   friend bool operator==(const TrainingConfig&, const TrainingConfig&) = default;
 };
 

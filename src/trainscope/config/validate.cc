@@ -1,6 +1,5 @@
-// The validator's entry points: Validate() runs the rule groups of validate_rules.h in order,
-// plus the sequence-layout resolution and the micro-batch count; also the helpers the rule
-// files share.
+// The validator's entry point: Validate() runs the rule groups of validate_rules.h in order;
+// also the helpers the rule files share.
 #include "trainscope/config/validate.h"
 
 #include <fmt/format.h>
@@ -12,7 +11,6 @@
 #include <vector>
 
 #include "trainscope/config/validate_rules.h"
-#include "trainscope/error.h"
 
 namespace trainscope::config {
 namespace internal {
@@ -95,26 +93,6 @@ ValidationResult Validate(const ModelConfig& model, const TrainingConfig& traini
   internal::CheckRecomputeModules(model, training, result);
   internal::CheckCpuOffloading(training, result);
   return result;
-}
-
-SequenceLayout ResolveSequenceLayout(const ModelConfig& model, const TrainingConfig& training) {
-  if (training.sequence_layout != SequenceLayout::kAuto) return training.sequence_layout;
-  // C31 (up to core_v0.17.1) and C32: packed sequences with Gated DeltaNet need core >= 0.18,
-  // micro-batch 1 and no deterministic mode; auto picks THD only where it is legal.
-  const bool packed_forbidden =
-      model.HasGdn() && (internal::IsCore017OrOlder(training) ||
-                         training.batch.micro_batch_size > 1 || training.deterministic);
-  return packed_forbidden ? SequenceLayout::kBshd : SequenceLayout::kThd;
-}
-
-int64_t NumMicroBatches(const TrainingConfig& training) {
-  const ParallelSizes& parallel = training.parallel;
-  TRAINSCOPE_CHECK(parallel.tensor > 0 && parallel.pipeline > 0 && parallel.context > 0 &&
-                       training.batch.micro_batch_size > 0 && internal::GridDivides(parallel),
-                   "NumMicroBatches needs a validated configuration");
-  const int64_t batch_per_micro = training.batch.micro_batch_size * parallel.Data();
-  TRAINSCOPE_CHECK(batch_per_micro > 0, "NumMicroBatches needs W >= t·p·c");
-  return training.batch.global_batch_size.value_or(batch_per_micro) / batch_per_micro;
 }
 
 }  // namespace trainscope::config

@@ -31,17 +31,6 @@ struct ValidationResult {
 // Checks every rule; the result lists all violations, not only the first.
 [[nodiscard]] ValidationResult Validate(const ModelConfig& model, const TrainingConfig& training);
 
-// The sequence layout actually used: the explicit choice, or for kAuto THD (packed) unless the
-// model has Gated DeltaNet layers and the core version (<= 0.17), micro-batch size (> 1 on
-// 0.18) or deterministic mode forbids packed sequences, in which case BSHD (padded).
-[[nodiscard]] SequenceLayout ResolveSequenceLayout(const ModelConfig& model,
-                                                   const TrainingConfig& training);
-
-// Micro-batches per step m = GBS/(b·d) (num_microbatches_calculator.py:381), with GBS defaulting
-// to b·d as in Megatron-LM when --global-batch-size is unset. Precondition: Validate() accepted
-// the sizes (T1), the grid (C1) and the batch (C23).
-[[nodiscard]] int64_t NumMicroBatches(const TrainingConfig& training);
-
 }  // namespace trainscope::config
 
 #endif  // TRAINSCOPE_CONFIG_VALIDATE_H_

@@ -117,7 +117,7 @@ void CheckGdnHeads(const GdnConfig& gdn, const TrainingConfig& training, Validat
 void CheckGdnVersion(const ModelConfig& model, const TrainingConfig& training,
                      ValidationResult& result) {
   const std::string core = ToString(training.core_version);
-  const bool thd = ResolveSequenceLayout(model, training) == SequenceLayout::kThd;
+  const bool thd = training.ResolvedSequenceLayout(model) == SequenceLayout::kThd;
   if (IsCore017OrOlder(training)) {
     if (training.parallel.context > 1) {
       AddError(result, "C31", {kCp, kCore},

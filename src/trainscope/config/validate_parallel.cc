@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,42 +13,34 @@
 
 namespace trainscope::config::internal {
 
-// T1: every size is positive (expert_tensor 0 and microbatch group 0 mean "default").
+// T1: every size that is set is positive (unset optional sizes take their defaults).
 bool CheckSizes(const TrainingConfig& training, ValidationResult& result) {
   struct Field {
     const char* flag;
-    int64_t value;
-    int64_t minimum;
+    std::optional<int64_t> value;  // unset = the flag's default
   };
   const ParallelSizes& parallel = training.parallel;
-  std::vector<Field> fields = {{kNumGpus, parallel.world_size, 1},
-                               {kTp, parallel.tensor, 1},
-                               {kPp, parallel.pipeline, 1},
-                               {kVpp, parallel.virtual_stages, 1},
-                               {kCp, parallel.context, 1},
-                               {kEp, parallel.expert, 1},
-                               {kEtp, parallel.expert_tensor, 0},
-                               {kMbs, training.batch.micro_batch_size, 1},
-                               {kSeqLength, training.batch.seq_length, 1},
-                               {kMbGroup, training.batch.microbatch_group_size_per_vp_stage, 0}};
-  if (parallel.data) fields.push_back({kDp, *parallel.data, 1});
-  if (training.batch.global_batch_size)
-    fields.push_back({kGbs, *training.batch.global_batch_size, 1});
-  if (training.recompute.num_layers)
-    fields.push_back({kRecomputeLayers, *training.recompute.num_layers, 1});
-  if (training.data_parallel.bucket_size_params) {
-    fields.push_back({kBucketSize, *training.data_parallel.bucket_size_params, 1});
-  }
+  const Field fields[] = {{kNumGpus, parallel.world_size},
+                          {kTp, parallel.tensor},
+                          {kPp, parallel.pipeline},
+                          {kVpp, parallel.virtual_stages},
+                          {kCp, parallel.context},
+                          {kEp, parallel.expert},
+                          {kEtp, parallel.expert_tensor},
+                          {kMbs, training.batch.micro_batch_size},
+                          {kSeqLength, training.batch.seq_length},
+                          {kMbGroup, training.batch.microbatch_group_size_per_vp_stage},
+                          {kDp, parallel.data},
+                          {kGbs, training.batch.global_batch_size},
+                          {kRecomputeLayers, training.recompute.num_layers},
+                          {kBucketSize, training.data_parallel.bucket_size_params}};
   bool ok = true;
   for (const Field& field : fields) {
-    if (field.value >= field.minimum) continue;
+    if (!field.value || *field.value >= 1) continue;
     ok = false;
-    const bool has_default = field.minimum == 0;
     AddError(result, "T1", {field.flag},
-             fmt::format("{} {}: must be at least 1{}", field.flag, field.value,
-                         has_default ? " (or 0 for the default)" : ""),
-             fmt::format("use {} 1 or larger{}", field.flag,
-                         has_default ? ", or omit it for the default" : ""));
+             fmt::format("{} {}: must be at least 1", field.flag, *field.value),
+             fmt::format("use {} 1 or larger", field.flag));
   }
   return ok;
 }

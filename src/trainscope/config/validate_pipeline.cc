@@ -125,9 +125,7 @@ void CheckMicroBatchGroups(const TrainingConfig& training, int64_t num_micro_bat
   if (par.virtual_stages == 1 || par.pipeline == 1) return;
   const int64_t p = par.pipeline;
   const int64_t m = num_micro_batches;
-  const int64_t group = training.batch.microbatch_group_size_per_vp_stage > 0
-                            ? training.batch.microbatch_group_size_per_vp_stage
-                            : p;
+  const int64_t group = training.MicroBatchGroupSize();
   const int64_t batch_per_micro = training.batch.micro_batch_size * par.Data();
   const std::vector<std::string> flags = {kGbs, kMbGroup, kMbs, kPp, kVpp};
   if (group < p || group > m) {
@@ -194,7 +192,7 @@ void CheckBatch(const ModelConfig& model, const TrainingConfig& training,
   const BatchConfig& batch = training.batch;
   if (GridDivides(par)) {
     const int64_t batch_per_micro = batch.micro_batch_size * par.Data();
-    const int64_t global = batch.global_batch_size.value_or(batch_per_micro);
+    const int64_t global = training.GlobalBatchSize();
     if (global % batch_per_micro != 0) {
       AddError(result, "C23", {kGbs, kMbs},
                fmt::format("--global-batch-size {}: not divisible by b·d = {}·{} = {}", global,
@@ -202,7 +200,7 @@ void CheckBatch(const ModelConfig& model, const TrainingConfig& training,
                fmt::format("use --global-batch-size {} (multiples of {})",
                            NearestMultiples(global, batch_per_micro), batch_per_micro));
     } else {
-      CheckMicroBatchGroups(training, global / batch_per_micro, result);
+      CheckMicroBatchGroups(training, training.NumMicroBatches(), result);
     }
   }
   if (model.max_position_embeddings > 0 && batch.seq_length > model.max_position_embeddings) {

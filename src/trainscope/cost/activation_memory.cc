@@ -49,15 +49,7 @@ bool Drops(const LayerOpContext& c, bool selective, const char* module) {
 
 // Bytes per element of the router logits and probs (router.py:105-112).
 int64_t RouterBytes(const LayerOpContext& c) {
-  switch (c.training.moe.router_dtype) {
-    case config::RouterDtype::kFp32:
-      return kFp32Bytes;
-    case config::RouterDtype::kFp64:
-      return 8;
-    case config::RouterDtype::kActivation:
-      break;
-  }
-  return kBf16Bytes;
+  return config::BytesOf(c.training.moe.router_dtype);
 }
 
 // A GEMM input that a TE linear saves for its wgrad: bf16, or with FP8 the quantized copy

@@ -71,21 +71,21 @@ void AddPart(ChunkActivations& out, const std::string& kind, int64_t bytes, int6
 }
 
 // Full recompute (recompute.py:150-180): uniform checkpoints groups of N layers (N =
-// --recompute-num-layers, default 1), block the first N layers of the chunk one by one. Each
-// checkpoint keeps its input; backward rebuilds one group's full activations at a time.
+// --recompute-num-layers, default 1), block the first N layers of the chunk one by one; which
+// layers are rebuilt is RecomputeConfig::FullRecomputeLayer. Each checkpoint keeps its input;
+// backward rebuilds one group's full activations at a time.
 // Returns the working set of that rebuild and adds the kept inputs to `out`.
 int64_t AddDecoderLayers(const LayerOpContext& c, const config::ModelChunk& chunk, double load,
                          ChunkActivations& out) {
   const config::RecomputeConfig& recompute = c.training.recompute;
-  const bool full = recompute.granularity == config::RecomputeGranularity::kFull;
-  const bool uniform = full && recompute.method == config::RecomputeMethod::kUniform;
+  const bool uniform = recompute.granularity == config::RecomputeGranularity::kFull &&
+                       recompute.method == config::RecomputeMethod::kUniform;
   const int64_t group = std::max<int64_t>(recompute.num_layers.value_or(1), 1);
   int64_t largest_rebuilt = 0;
   int64_t num_recomputed = 0;
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
     const LayerSpec spec = c.model.layers[static_cast<size_t>(chunk.first_layer + i)];
-    const bool rebuilt =
-        uniform || (full && recompute.method == config::RecomputeMethod::kBlock && i < group);
+    const bool rebuilt = recompute.FullRecomputeLayer(i);
     if (!rebuilt) {
       AddPart(out, KindName(spec), LayerActivationBytes(c, spec, load), 1);
       continue;

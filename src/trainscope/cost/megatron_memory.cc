@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "trainscope/config/validate.h"
 #include "trainscope/units.h"
 
 namespace trainscope::cost {
@@ -103,7 +102,7 @@ double PipelineFactor(const TrainingConfig& training) {
     return 1 + ((p - 1) / (p * static_cast<double>(training.parallel.virtual_stages)));
   }
   if (training.parallel.pipeline > 1) {
-    return std::min(1.0, static_cast<double>(config::NumMicroBatches(training)) / p);
+    return std::min(1.0, static_cast<double>(training.NumMicroBatches()) / p);
   }
   return 1;
 }

@@ -10,7 +10,6 @@
 
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
-#include "trainscope/config/validate.h"
 #include "trainscope/cost/activation_memory.h"
 #include "trainscope/graph/layer_ops.h"
 #include "trainscope/graph/param_count.h"
@@ -22,8 +21,6 @@ namespace {
 using config::FsdpStrategy;
 using config::GroupKind;
 using config::TrainingConfig;
-using graph::internal::ElementBytes;
-using graph::internal::GradBytes;
 using graph::internal::RankParams;
 
 constexpr const char* kWhat = "memory estimate";
@@ -37,19 +34,6 @@ struct ModelStates {
 };
 
 int64_t Mul(int64_t a, int64_t b) { return CheckedMul(a, b, kWhat); }
-
-int64_t OptimizerDtypeBytes(config::OptimizerDtype dtype) {
-  switch (dtype) {
-    case config::OptimizerDtype::kFp32:
-      return kFp32Bytes;
-    case config::OptimizerDtype::kFp16:
-    case config::OptimizerDtype::kBf16:
-      return kBf16Bytes;
-    case config::OptimizerDtype::kFp8:
-      break;
-  }
-  return 1;
-}
 
 // True when TE's FusedAdam holds the master weights and reads the grads in place
 // (use_precision_aware_optimizer_no_fp8_or_ds_fp8, optimizer_config.py:407-414): the precision-
@@ -69,7 +53,7 @@ int64_t OptimizerBytesPerParam(const TrainingConfig& training) {
   const config::PrecisionConfig& precision = training.precision;
   const int64_t moments =
       precision.precision_aware_optimizer
-          ? OptimizerDtypeBytes(precision.exp_avg) + OptimizerDtypeBytes(precision.exp_avg_sq)
+          ? config::BytesOf(precision.exp_avg) + config::BytesOf(precision.exp_avg_sq)
           : 2 * kFp32Bytes;
   if (precision.params == config::ParamDtype::kFp32) return moments;
   if (!TeManagesMasterWeights(precision)) return moments + kFp32Bytes;
@@ -77,14 +61,15 @@ int64_t OptimizerBytesPerParam(const TrainingConfig& training) {
       precision.params == config::ParamDtype::kBf16) {
     return moments + kBf16Bytes;
   }
-  return moments + OptimizerDtypeBytes(precision.main_params);
+  return moments + config::BytesOf(precision.main_params);
 }
 
 // With 16-bit main grads the optimizer step casts the shard's grads to an fp32 .grad
 // (_copy_model_grads_to_main_grads, optimizer.py and distrib_optimizer.py), freed by the next
 // zero_grad; TE's FusedAdam reads the 16-bit grads in place (decoupled_grad) instead.
 int64_t StepCopyBytesPerParam(const TrainingConfig& training) {
-  if (GradBytes(training) >= kFp32Bytes || TeManagesMasterWeights(training.precision)) return 0;
+  const bool fp32_grads = training.GradReduceBytes() >= kFp32Bytes;
+  if (fp32_grads || TeManagesMasterWeights(training.precision)) return 0;
   return kFp32Bytes;
 }
 
@@ -146,10 +131,10 @@ ModelStates DdpStates(const graph::StageParams& stage, const RankParams& params,
   }
   const int64_t numel = distributed ? padded : stage.total;
   const int64_t optimizer_numel = distributed ? shard : stage.total;
-  const int64_t weights = Mul(numel, ElementBytes(training.precision.params));
+  const int64_t weights = Mul(numel, config::BytesOf(training.precision.params));
   return {
       .weights_bytes = CheckedAdd(weights, Fp8WeightDeltaBytes(training.precision, linear), kWhat),
-      .grads_bytes = Mul(numel, GradBytes(training)),
+      .grads_bytes = Mul(numel, training.GradReduceBytes()),
       .optimizer_bytes = Mul(optimizer_numel, OptimizerBytesPerParam(training)),
       .optimizer_step_bytes = Mul(optimizer_numel, StepCopyBytesPerParam(training))};
 }
@@ -178,23 +163,18 @@ ModelStates FsdpStates(const graph::StageParams& stage, const RankParams& params
     shard += CeilDiv(dense, mapping.GroupSize(GroupKind::kDpCp)) +
              CeilDiv(expert, mapping.GroupSize(GroupKind::kExpertDp));
   }
-  const int64_t param_bytes = ElementBytes(training.precision.params);
+  const int64_t param_bytes = config::BytesOf(training.precision.params);
   const int64_t optimizer_numel = strategy == FsdpStrategy::kNoShard ? stage.total : shard;
-  ModelStates states{.weights_bytes = Mul(shard_params ? shard : stage.total, param_bytes),
-                     .grads_bytes = Mul(shard_grads ? shard : stage.total, GradBytes(training)),
-                     .optimizer_bytes = Mul(optimizer_numel, OptimizerBytesPerParam(training)),
-                     .optimizer_step_bytes = Mul(optimizer_numel, StepCopyBytesPerParam(training))};
+  ModelStates states{
+      .weights_bytes = Mul(shard_params ? shard : stage.total, param_bytes),
+      .grads_bytes = Mul(shard_grads ? shard : stage.total, training.GradReduceBytes()),
+      .optimizer_bytes = Mul(optimizer_numel, OptimizerBytesPerParam(training)),
+      .optimizer_step_bytes = Mul(optimizer_numel, StepCopyBytesPerParam(training))};
   // The root unit stays gathered for the step and one layer unit is gathered at a time; with
   // sharded grads one unit's full gradient exists before its reduce-scatter.
   if (shard_params) states.unit_buffer_bytes = Mul(root + largest_unit, param_bytes);
-  if (shard_grads) states.unit_buffer_bytes += Mul(largest_unit, GradBytes(training));
+  if (shard_grads) states.unit_buffer_bytes += Mul(largest_unit, training.GradReduceBytes());
   return states;
-}
-
-// Micro-batch group size G of the interleaved schedule (default p).
-int64_t GroupSize(const TrainingConfig& training) {
-  const int64_t g = training.batch.microbatch_group_size_per_vp_stage;
-  return g > 0 ? g : training.parallel.pipeline;
 }
 
 // Forward passes held at the peak on PP rank r: 1F1B min(p − r, m) (schedules.py:2277-2279);
@@ -204,7 +184,8 @@ int64_t InFlightPasses(const TrainingConfig& training, int64_t v, int64_t r, int
   const int64_t p = training.parallel.pipeline;
   if (v == 1) return std::min(p - r, m);
   const int64_t omega = training.moe.overlap_expert_parallel_comm ? 1 : 0;
-  const int64_t warmup = std::min(2 * (p - r - 1) + (v - 1) * GroupSize(training) + omega, m * v);
+  const int64_t warmup =
+      std::min(2 * (p - r - 1) + (v - 1) * training.MicroBatchGroupSize() + omega, m * v);
   return std::min(warmup + 1, m * v);
 }
 
@@ -230,7 +211,7 @@ void AddActivations(const graph::LayerOpContext& context, const config::Pipeline
     }
   }
   rank.in_flight_micro_batches = InFlightPasses(context.training, v, rank.pipeline_rank, m);
-  const int64_t group = GroupSize(context.training);
+  const int64_t group = context.training.MicroBatchGroupSize();
   int64_t bytes = rank.activation_working_set_bytes;
   for (int64_t i = 0; i < rank.in_flight_micro_batches; ++i) {
     const int64_t chunk = v == 1 ? 0 : (i % (group * v)) / group;
@@ -320,7 +301,7 @@ MemoryEstimate EstimateMemory(const config::ModelConfig& model,
   const graph::LayerOpContext context = graph::MakeLayerOpContext(model, training);
   const config::PipelineLayout layout = config::BuildPipelineLayout(model, training);
   const config::RankMapping mapping(training.parallel);
-  const int64_t m = config::NumMicroBatches(training);
+  const int64_t m = training.NumMicroBatches();
   MemoryEstimate estimate;
   for (const graph::StageParams& stage : graph::CountParamsPerStage(model, training, layout)) {
     estimate.stages.push_back(StageMemory(context, layout, mapping, stage, m, overheads));

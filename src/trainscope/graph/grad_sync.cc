@@ -31,17 +31,6 @@ int64_t OptimizerNumel(const RankParams& params, bool distributed) {
 
 }  // namespace
 
-int64_t ElementBytes(config::ParamDtype dtype) {
-  return dtype == config::ParamDtype::kFp32 ? kFp32Bytes : kBf16Bytes;
-}
-
-int64_t GradBytes(const TrainingConfig& training) {
-  // Megatron-FSDP: --megatron-fsdp-grad-comm-dtype and main-grads dtype default to `auto` = the
-  // params dtype (arguments.py:3687-3694); grad_reduce_in_fp32 applies to DDP only.
-  if (training.data_parallel.megatron_fsdp) return ElementBytes(training.precision.params);
-  return training.precision.grad_reduce_in_fp32 ? kFp32Bytes : kBf16Bytes;
-}
-
 Op StepOp(const std::string& name, Phase phase, Collective collective, GroupKind group,
           int64_t group_size, int64_t message_bytes) {
   Op op;
@@ -66,7 +55,7 @@ int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params, const Train
     for (size_t i = 0; i < buffer.bucket_numels.size(); ++i) {
       const int64_t numel = buffer.bucket_numels[i];
       Op op = StepOp(prefix + "grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
-                     buffer.group, buffer.group_size, numel * GradBytes(training));
+                     buffer.group, buffer.group_size, numel * training.GradReduceBytes());
       if (distributed) {
         op.name = prefix + "grad_reduce_scatter";
         op.collective = Collective::kReduceScatter;
@@ -75,7 +64,7 @@ int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params, const Train
         op.name = prefix + "param_all_gather";
         op.phase = Phase::kOptimizer;
         op.collective = Collective::kAllGather;
-        op.message_bytes = numel * ElementBytes(training.precision.params);
+        op.message_bytes = numel * config::BytesOf(training.precision.params);
       }
       op.name += ".bucket" + std::to_string(i);
       op.model_chunk = buffer.chunk;
@@ -94,7 +83,7 @@ int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
   if (sizes.tensor > 1 && params.tp_synced_numel > 0) {
     after = writer.Add(
         StepOp("tp.replicated_grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
-               GroupKind::kTp, sizes.tensor, params.tp_synced_numel * GradBytes(training)),
+               GroupKind::kTp, sizes.tensor, params.tp_synced_numel * training.GradReduceBytes()),
         {after});
   }
   const int64_t embedding_group =
@@ -102,7 +91,7 @@ int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
   if (params.shared_embedding_numel > 0 && embedding_group > 1) {
     after = writer.Add(StepOp("embedding.grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
                               GroupKind::kEmbedding, embedding_group,
-                              params.shared_embedding_numel * GradBytes(training)),
+                              params.shared_embedding_numel * training.GradReduceBytes()),
                        {after});
   }
   const int64_t tp_dp_cp = sizes.tensor * sizes.Data() * sizes.context;

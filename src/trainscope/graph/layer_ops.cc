@@ -7,7 +7,6 @@
 #include <string>
 #include <utility>
 
-#include "trainscope/config/validate.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/elementwise_ops.h"
 #include "trainscope/graph/layer_ops_internal.h"
@@ -202,9 +201,8 @@ int64_t LayerOpContext::PaddedVocab() const {
 
 LayerOpContext MakeLayerOpContext(const config::ModelConfig& model,
                                   const config::TrainingConfig& training) {
-  return LayerOpContext{.model = model,
-                        .training = training,
-                        .layout = config::ResolveSequenceLayout(model, training)};
+  return LayerOpContext{
+      .model = model, .training = training, .layout = training.ResolvedSequenceLayout(model)};
 }
 
 std::vector<Op> DecoderLayerForward(const LayerOpContext& context, int64_t layer) {

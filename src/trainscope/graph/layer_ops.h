@@ -33,7 +33,7 @@ struct LayerOpContext {
   [[nodiscard]] int64_t PaddedVocab() const;
 };
 
-// Builds a context with the sequence layout resolved by config::ResolveSequenceLayout.
+// Builds a context with the sequence layout resolved by TrainingConfig::ResolvedSequenceLayout.
 // Precondition: Validate() accepted the configuration.
 [[nodiscard]] LayerOpContext MakeLayerOpContext(const config::ModelConfig& model,
                                                 const config::TrainingConfig& training);

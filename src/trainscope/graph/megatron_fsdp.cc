@@ -88,7 +88,7 @@ FsdpOpsByLayer BuildFsdpLayerOps(const RankParams& params, const TrainingConfig&
                                  const config::RankMapping& mapping) {
   FsdpOpsByLayer by_layer;
   if (!training.data_parallel.megatron_fsdp) return by_layer;
-  const int64_t param_bytes = ElementBytes(training.precision.params);
+  const int64_t param_bytes = config::BytesOf(training.precision.params);
   for (const FsdpUnit& unit : params.fsdp_units) {
     if (unit.layer < 0) continue;
     FsdpUnitOps& ops = by_layer[unit.layer];
@@ -99,8 +99,9 @@ FsdpOpsByLayer BuildFsdpLayerOps(const RankParams& params, const TrainingConfig&
                                             Collective::kAllGather, param_bytes, mapping);
     }
     if (ReducesGradsPerMicroBatch(training)) {
-      ops.grad_reduce = UnitCollectives(unit, "grad_reduce_scatter", Phase::kBackward,
-                                        Collective::kReduceScatter, GradBytes(training), mapping);
+      ops.grad_reduce =
+          UnitCollectives(unit, "grad_reduce_scatter", Phase::kBackward, Collective::kReduceScatter,
+                          training.GradReduceBytes(), mapping);
     }
   }
   return by_layer;
@@ -115,7 +116,7 @@ int64_t EmitFsdpRootGather(GraphWriter& writer, const RankParams& params,
     last = Chain(
         writer,
         UnitCollectives(unit, "root_param_all_gather", Phase::kForward, Collective::kAllGather,
-                        ElementBytes(training.precision.params), mapping),
+                        config::BytesOf(training.precision.params), mapping),
         last);
   }
   return last;
@@ -124,7 +125,7 @@ int64_t EmitFsdpRootGather(GraphWriter& writer, const RankParams& params,
 int64_t EmitFsdpGradSync(GraphWriter& writer, const RankParams& params,
                          const TrainingConfig& training, const config::RankMapping& mapping,
                          int64_t after) {
-  const int64_t grad_bytes = GradBytes(training);
+  const int64_t grad_bytes = training.GradReduceBytes();
   if (ReducesGradsPerMicroBatch(training)) {
     for (const FsdpUnit& unit : params.fsdp_units) {
       if (unit.layer >= 0) continue;
@@ -160,7 +161,7 @@ int64_t EmitFsdpParamGather(GraphWriter& writer, const RankParams& params,
     after =
         Chain(writer,
               UnitCollectives(buffer, "param_all_gather", Phase::kOptimizer, Collective::kAllGather,
-                              ElementBytes(training.precision.params), mapping),
+                              config::BytesOf(training.precision.params), mapping),
               after);
   }
   return after;

@@ -16,17 +16,7 @@ using config::GroupKind;
 namespace {
 
 // Bytes per router-prob element β_p (router.py:105-112).
-int64_t ProbBytes(const LayerOpContext& c) {
-  switch (c.training.moe.router_dtype) {
-    case config::RouterDtype::kFp32:
-      return kFp32Bytes;
-    case config::RouterDtype::kFp64:
-      return 2 * kFp32Bytes;
-    case config::RouterDtype::kActivation:
-      return kBf16Bytes;
-  }
-  return kBf16Bytes;
-}
+int64_t ProbBytes(const LayerOpContext& c) { return config::BytesOf(c.training.moe.router_dtype); }
 
 struct MoeSizes {
   int64_t tokens = 0;     // T = b·s_c/t, SP-sharded tokens entering the layer

@@ -5,7 +5,6 @@
 
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
-#include "trainscope/config/validate.h"
 #include "trainscope/graph/layer_ops.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/graph/step_graph_internal.h"
@@ -22,14 +21,6 @@ using internal::Pass;
 using internal::PipelinePeers;
 using internal::RankParams;
 using internal::ScheduleState;
-
-bool FullRecompute(const TrainingConfig& training, int64_t index_in_chunk) {
-  const config::RecomputeConfig& recompute = training.recompute;
-  if (recompute.granularity != config::RecomputeGranularity::kFull) return false;
-  if (recompute.method == config::RecomputeMethod::kUniform) return true;
-  return recompute.method == config::RecomputeMethod::kBlock &&
-         index_in_chunk < recompute.num_layers.value_or(0);
-}
 
 void Append(std::vector<Op>& out, const std::vector<Op>& ops) {
   out.insert(out.end(), ops.begin(), ops.end());
@@ -76,7 +67,8 @@ ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
   for (int64_t i = chunk.num_layers - 1; i >= 0; --i) {
     const int64_t layer = chunk.first_layer + i;
     AppendFsdp(ops.backward, fsdp, layer, &FsdpUnitOps::backward_gather);
-    Append(ops.backward, DecoderLayerRecompute(context, layer, FullRecompute(context.training, i)));
+    Append(ops.backward,
+           DecoderLayerRecompute(context, layer, context.training.recompute.FullRecomputeLayer(i)));
     Append(ops.backward, DecoderLayerBackward(context, layer));
     AppendFsdp(ops.backward, fsdp, layer, &FsdpUnitOps::grad_reduce);
   }
@@ -96,7 +88,7 @@ StepGraph BuildStepGraph(const config::ModelConfig& model, const TrainingConfig&
   const FsdpOpsByLayer fsdp = internal::BuildFsdpLayerOps(params, training, mapping);
   StepGraph graph{.rank = rank,
                   .pipeline_rank = peers.r,
-                  .num_micro_batches = config::NumMicroBatches(training),
+                  .num_micro_batches = training.NumMicroBatches(),
                   .ops = {}};
   // Per-chunk op templates are built once and copied per micro-batch.
   std::vector<ChunkOps> chunk_ops;
@@ -166,8 +158,7 @@ long double MegatronModelFlopsPerStep(const config::ModelConfig& model,
   using Wide = __int128;  // Megatron computes with Python ints; 64 bits overflow at scale
   const config::ParallelSizes& sizes = training.parallel;
   const Wide s = training.batch.seq_length;
-  const Wide gbs =
-      training.batch.global_batch_size.value_or(training.batch.micro_batch_size * sizes.Data());
+  const Wide gbs = training.GlobalBatchSize();
   const Wide tokens = gbs * s;  // N
   const Wide h = model.hidden_size;
   const Wide mtp = model.num_mtp_layers;

@@ -18,12 +18,6 @@
 
 namespace trainscope::graph::internal {
 
-// Bytes of one element of the params dtype.
-[[nodiscard]] int64_t ElementBytes(config::ParamDtype dtype);
-// β_g, bytes of one gradient element on the wire: 4 with grad_reduce_in_fp32, else 2; under
-// Megatron-FSDP the grad-communication dtype `auto` = the params dtype (arguments.py:3687-3694).
-[[nodiscard]] int64_t GradBytes(const config::TrainingConfig& training);
-
 // Appends ops to a graph it borrows (the vector must outlive the writer), assigning ids and deps
 // (deps sorted, unique, all < id; -1 entries dropped). Returns the new op's id.
 class GraphWriter {

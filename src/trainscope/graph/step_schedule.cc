@@ -109,16 +109,14 @@ PipelinePeers MakePeers(const config::RankMapping& mapping, const LayerOpContext
   // schedules.py:2115-2144: P = s_c·b·h·β / (t if SP), β = params dtype (argument_utils.py:306).
   const int64_t split = context.SequenceParallel() ? sizes.tensor : 1;
   peers.message_bytes = context.TokensPerRank() * context.model.hidden_size *
-                        ElementBytes(context.training.precision.params) / split;
+                        config::BytesOf(context.training.precision.params) / split;
   return peers;
 }
 
 std::vector<Pass> RankSchedule(const config::TrainingConfig& training, const PipelinePeers& peers,
                                int64_t num_micro_batches) {
   if (peers.v == 1) return OneFOneBSchedule(peers.p, peers.r, num_micro_batches);
-  const int64_t group = training.batch.microbatch_group_size_per_vp_stage > 0
-                            ? training.batch.microbatch_group_size_per_vp_stage
-                            : peers.p;
+  const int64_t group = training.MicroBatchGroupSize();
   const int64_t extra = training.moe.overlap_expert_parallel_comm ? 1 : 0;
   return InterleavedSchedule(peers.p, peers.r, peers.v, num_micro_batches, group, extra);
 }

@@ -149,8 +149,9 @@ std::vector<FlagSpec> ParallelFlags() {
             [](R& r) -> int64_t& { return r.training.parallel.context; }),
       Count({"--expert-model-parallel-size", "--ep"},
             [](R& r) -> int64_t& { return r.training.parallel.expert; }),
-      Count({"--expert-tensor-parallel-size", "--etp"},
-            [](R& r) -> int64_t& { return r.training.parallel.expert_tensor; }),
+      OptionalCount(
+          {"--expert-tensor-parallel-size", "--etp"},
+          [](R& r) -> std::optional<int64_t>& { return r.training.parallel.expert_tensor; }),
       OptionalCount({"--data-parallel-size", "--dp"},
                     [](R& r) -> std::optional<int64_t>& { return r.training.parallel.data; }),
       {{"--num-gpus", "--world-size"},
@@ -167,8 +168,10 @@ std::vector<FlagSpec> ParallelFlags() {
           [](R& r) -> std::optional<int64_t>& { return r.training.batch.global_batch_size; }),
       Count({"--seq-length", "--seq"},
             [](R& r) -> int64_t& { return r.training.batch.seq_length; }),
-      Count({"--microbatch-group-size-per-virtual-pipeline-stage"},
-            [](R& r) -> int64_t& { return r.training.batch.microbatch_group_size_per_vp_stage; }),
+      OptionalCount({"--microbatch-group-size-per-virtual-pipeline-stage"},
+                    [](R& r) -> std::optional<int64_t>& {
+                      return r.training.batch.microbatch_group_size_per_vp_stage;
+                    }),
       Switch({"--sequence-parallel"}, true,
              [](R& r) -> bool& { return r.training.sequence_parallel; }),
       OptionalCount(

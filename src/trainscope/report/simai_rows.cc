@@ -13,7 +13,6 @@
 
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
-#include "trainscope/config/validate.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/layer_ops.h"
 #include "trainscope/graph/step_graph.h"
@@ -54,16 +53,6 @@ void WithPools(Assembly& a, const std::vector<Op>& forward, const std::vector<Op
   append(f, b);
   f.DropRest(*a.block.notes);
   b.DropRest(*a.block.notes);
-}
-
-// recompute.py:150-180: full recompute of every layer (uniform) or of the first
-// recompute_num_layers layers of each chunk (block).
-bool FullRecompute(const config::TrainingConfig& training, int64_t index_in_chunk) {
-  const config::RecomputeConfig& recompute = training.recompute;
-  if (recompute.granularity != config::RecomputeGranularity::kFull) return false;
-  if (recompute.method == config::RecomputeMethod::kUniform) return true;
-  return recompute.method == config::RecomputeMethod::kBlock &&
-         index_in_chunk < recompute.num_layers.value_or(0);
 }
 
 // Layout: recompute is folded into backward compute; a recomputed collective becomes an extra row
@@ -134,7 +123,7 @@ void AppendChunkRows(Assembly& a, const config::ModelChunk& chunk, std::vector<S
               [&](OpPool& f, OpPool& b) { AppendEmbeddingRow(f, b, a.block, rows); });
   }
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
-    AppendLayerRows(a, chunk.first_layer + i, FullRecompute(a.ops.training, i), rows);
+    AppendLayerRows(a, chunk.first_layer + i, a.ops.training.recompute.FullRecomputeLayer(i), rows);
   }
   a.features.has_mtp = a.features.has_mtp || chunk.num_mtp_layers > 0;
   a.features.has_vision = a.features.has_vision || chunk.has_vision;
@@ -242,7 +231,7 @@ SimAiWorkload BuildSimAiWorkload(const config::ModelConfig& model,
                                 .expert = sizes.expert,
                                 .pipeline = sizes.pipeline,
                                 .virtual_stages = sizes.virtual_stages,
-                                .num_micro_batches = config::NumMicroBatches(training),
+                                .num_micro_batches = training.NumMicroBatches(),
                                 .world_size = sizes.world_size,
                                 .pp_comm_bytes = pp_comm_bytes};
   workload.diagnostics = SimAiDiagnostics(training, workload, pipeline_rank, micro_batch_notes,

@@ -99,8 +99,8 @@ std::string ExpertLine(const ModelConfig& model, const config::ParallelSizes& pa
 
 std::string ValidSummary(const ModelConfig& model, const TrainingConfig& training) {
   const config::ParallelSizes& par = training.parallel;
-  const int64_t num_micro_batches = config::NumMicroBatches(training);
-  const int64_t global_batch = num_micro_batches * training.batch.micro_batch_size * par.Data();
+  const int64_t num_micro_batches = training.NumMicroBatches();
+  const int64_t global_batch = training.GlobalBatchSize();
   std::string text = "configuration is valid\n";
   text += Row("model", ModelDescription(model));
   text += Row("world size", fmt::format("{} GPUs", par.world_size));
@@ -111,9 +111,8 @@ std::string ValidSummary(const ModelConfig& model, const TrainingConfig& trainin
       Row("batch", fmt::format("micro-batch {}, global batch {}, {} micro-batches per step "
                                "(m = GBS/(b·d))",
                                training.batch.micro_batch_size, global_batch, num_micro_batches));
-  text += Row("sequence",
-              fmt::format("{} tokens, layout {}", training.batch.seq_length,
-                          config::ToString(config::ResolveSequenceLayout(model, training))));
+  text += Row("sequence", fmt::format("{} tokens, layout {}", training.batch.seq_length,
+                                      config::ToString(training.ResolvedSequenceLayout(model))));
   text += Row("megatron-core", config::ToString(training.core_version));
   text += StageLines(config::BuildPipelineLayout(model, training));
   text += ExpertLine(model, par);
@@ -152,25 +151,24 @@ Json StagesJson(const PipelineLayout& layout) {
 
 Json LayoutJson(const ModelConfig& model, const TrainingConfig& training) {
   const config::ParallelSizes& par = training.parallel;
-  const int64_t num_micro_batches = config::NumMicroBatches(training);
-  return Json{
-      {"world_size", par.world_size},
-      {"tp", par.tensor},
-      {"pp", par.pipeline},
-      {"vpp", par.virtual_stages},
-      {"cp", par.context},
-      {"ep", par.expert},
-      {"etp", par.ExpertTensor()},
-      {"dp", par.Data()},
-      {"edp", par.ExpertData()},
-      {"micro_batch_size", training.batch.micro_batch_size},
-      {"global_batch_size", num_micro_batches * training.batch.micro_batch_size * par.Data()},
-      {"num_micro_batches", num_micro_batches},
-      {"seq_length", training.batch.seq_length},
-      {"sequence_layout", config::ToString(config::ResolveSequenceLayout(model, training))},
-      {"megatron_core", config::ToString(training.core_version)},
-      {"stages", StagesJson(config::BuildPipelineLayout(model, training))},
-      {"experts_per_ep_rank", model.HasMoe() ? model.moe.num_experts / par.expert : 0}};
+  const int64_t num_micro_batches = training.NumMicroBatches();
+  return Json{{"world_size", par.world_size},
+              {"tp", par.tensor},
+              {"pp", par.pipeline},
+              {"vpp", par.virtual_stages},
+              {"cp", par.context},
+              {"ep", par.expert},
+              {"etp", par.ExpertTensor()},
+              {"dp", par.Data()},
+              {"edp", par.ExpertData()},
+              {"micro_batch_size", training.batch.micro_batch_size},
+              {"global_batch_size", training.GlobalBatchSize()},
+              {"num_micro_batches", num_micro_batches},
+              {"seq_length", training.batch.seq_length},
+              {"sequence_layout", config::ToString(training.ResolvedSequenceLayout(model))},
+              {"megatron_core", config::ToString(training.core_version)},
+              {"stages", StagesJson(config::BuildPipelineLayout(model, training))},
+              {"experts_per_ep_rank", model.HasMoe() ? model.moe.num_experts / par.expert : 0}};
 }
 
 }  // namespace

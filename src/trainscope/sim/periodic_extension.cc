@@ -5,7 +5,6 @@
 #include <string>
 #include <utility>
 
-#include "trainscope/config/validate.h"
 
 namespace trainscope::sim::internal {
 namespace {
@@ -57,19 +56,14 @@ std::vector<CriticalPathShare> ExtendCriticalPath(const std::vector<CriticalPath
 
 int64_t Period(const config::TrainingConfig& training) {
   const config::ParallelSizes& p = training.parallel;
-  if (p.virtual_stages > 1) {
-    return training.batch.microbatch_group_size_per_vp_stage > 0
-               ? training.batch.microbatch_group_size_per_vp_stage
-               : p.pipeline;
-  }
-  return p.pipeline;
+  return p.virtual_stages > 1 ? training.MicroBatchGroupSize() : p.pipeline;
 }
 
 }  // namespace
 
 ExtensionPlan PlanExtension(const config::TrainingConfig& training) {
   ExtensionPlan plan;
-  plan.num_micro_batches = config::NumMicroBatches(training);
+  plan.num_micro_batches = training.NumMicroBatches();
   plan.period = Period(training);
   const int64_t r = plan.num_micro_batches % plan.period;
   plan.first = plan.period + r;

@@ -11,8 +11,7 @@ StepMetrics ComputeStepMetrics(const config::ModelConfig& model,
   TRAINSCOPE_CHECK(step_seconds > 0 && peak_flops_per_second > 0,
                    "step time and peak must be positive");
   const config::ParallelSizes& sizes = training.parallel;
-  const int64_t global_batch =
-      training.batch.global_batch_size.value_or(training.batch.micro_batch_size * sizes.Data());
+  const int64_t global_batch = training.GlobalBatchSize();
   const auto gpus = static_cast<double>(sizes.world_size);
   StepMetrics metrics;
   metrics.step_seconds = step_seconds;
