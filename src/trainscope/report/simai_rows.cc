@@ -23,34 +23,37 @@ namespace trainscope::report {
 namespace {
 
 using config::GroupKind;
+using graph::CommPurpose;
 using graph::Op;
+using graph::OpBlock;
 
 // Everything the row assembly borrows; all referenced values outlive it.
 struct Assembly {
   const graph::LayerOpContext& ops;
-  const RooflineSpec& roofline;
+  const ComputeTime& compute_seconds;
   BlockContext block;
   StageFeatures features;
 };
 
-std::vector<Op> Select(const std::vector<Op>& ops, std::string_view prefix,
-                       std::string_view except = {}) {
+// The ops of `ops` in one of `blocks`; every op when `blocks` is empty.
+std::vector<Op> Select(const std::vector<Op>& ops, std::initializer_list<OpBlock> blocks) {
   std::vector<Op> out;
   for (const Op& op : ops) {
-    if (!op.name.starts_with(prefix)) continue;
-    if (!except.empty() && op.name.starts_with(except)) continue;
-    out.push_back(op);
+    if (blocks.size() == 0 ||
+        std::find(blocks.begin(), blocks.end(), op.role.block) != blocks.end()) {
+      out.push_back(op);
+    }
   }
   return out;
 }
 
-// Builds pools from the parts of `forward` and `backward` named `prefix` (minus `except`), lets
+// Builds pools from the ops of `forward` and `backward` in `blocks` (all when empty), lets
 // `append` write the rows, then records the collectives no row took.
 template <typename Append>
 void WithPools(Assembly& a, const std::vector<Op>& forward, const std::vector<Op>& backward,
-               std::string_view prefix, std::string_view except, Append append) {
-  OpPool f(Select(forward, prefix, except), a.roofline);
-  OpPool b(Select(backward, prefix, except), a.roofline);
+               std::initializer_list<OpBlock> blocks, Append append) {
+  OpPool f(Select(forward, blocks), a.compute_seconds);
+  OpPool b(Select(backward, blocks), a.compute_seconds);
   append(f, b);
   f.DropRest(*a.block.notes);
   b.DropRest(*a.block.notes);
@@ -76,7 +79,7 @@ void AppendRecomputeRows(Assembly& a, int64_t layer, bool full, std::vector<SimA
   double pending_seconds = 0;
   for (const Op& op : ops) {
     if (!op.IsComm()) {
-      pending_seconds += RooflineSeconds(op, a.roofline);
+      pending_seconds += a.compute_seconds(op);
       continue;
     }
     SimAiRow row{.name = "recompute"};
@@ -97,32 +100,19 @@ void AppendLayerRows(Assembly& a, int64_t layer, bool full_recompute, std::vecto
   const config::LayerSpec spec = a.ops.model.layers[static_cast<size_t>(layer)];
   const bool gdn = spec.mixer == config::MixerKind::kGatedDeltaNet;
   a.features.has_gdn = a.features.has_gdn || gdn;
-  const TpBlockNames mixer =
-      gdn ? TpBlockNames{"gdn", "gdn.in_proj", "gdn.out_proj", "", "gdn.input_norm", ""}
-          : TpBlockNames{"attn",
-                         "attention.linear_qkv",
-                         "attention.linear_proj",
-                         "attention.qkv_gather",
-                         "attention.input_norm",
-                         ""};
-  WithPools(a, forward, backward, gdn ? "gdn." : "attention.", "",
+  const TpBlockSpec mixer{.row_prefix = gdn ? "gdn" : "attn"};
+  WithPools(a, forward, backward, {gdn ? OpBlock::kGdn : OpBlock::kAttention},
             [&](OpPool& f, OpPool& b) { AppendTpBlockRows(f, b, mixer, a.block, rows); });
   if (spec.ffn == config::FfnKind::kMoe) {
-    WithPools(a, forward, backward, "moe.", "moe.shared_experts.",
+    WithPools(a, forward, backward, {OpBlock::kMoeRouter, OpBlock::kMoeRouted},
               [&](OpPool& f, OpPool& b) { AppendMoeRows(f, b, a.block, rows); });
-    WithPools(a, forward, backward, "moe.shared_experts.", "", [&](OpPool& f, OpPool& b) {
-      const TpBlockNames shared{"shared_expert",
-                                "moe.shared_experts.linear_fc1",
-                                "moe.shared_experts.linear_fc2",
-                                "",
-                                "",
-                                "moe.shared_experts.gate"};
+    WithPools(a, forward, backward, {OpBlock::kMoeShared}, [&](OpPool& f, OpPool& b) {
+      const TpBlockSpec shared{.row_prefix = "shared_expert", .separate_output_gate = true};
       if (a.ops.model.moe.HasSharedExpert()) AppendTpBlockRows(f, b, shared, a.block, rows);
     });
   } else {
-    WithPools(a, forward, backward, "mlp.", "", [&](OpPool& f, OpPool& b) {
-      AppendTpBlockRows(f, b, {"mlp", "mlp.linear_fc1", "mlp.linear_fc2", "", "mlp.input_norm", ""},
-                        a.block, rows);
+    WithPools(a, forward, backward, {OpBlock::kMlp}, [&](OpPool& f, OpPool& b) {
+      AppendTpBlockRows(f, b, {.row_prefix = "mlp"}, a.block, rows);
     });
   }
   AppendRecomputeRows(a, layer, full_recompute, rows);
@@ -130,7 +120,7 @@ void AppendLayerRows(Assembly& a, int64_t layer, bool full_recompute, std::vecto
 
 void AppendChunkRows(Assembly& a, const config::ModelChunk& chunk, std::vector<SimAiRow>& rows) {
   if (chunk.has_embedding) {
-    WithPools(a, graph::EmbeddingForward(a.ops), graph::EmbeddingBackward(a.ops), "", "",
+    WithPools(a, graph::EmbeddingForward(a.ops), graph::EmbeddingBackward(a.ops), {},
               [&](OpPool& f, OpPool& b) { AppendEmbeddingRow(f, b, a.block, rows); });
   }
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
@@ -139,7 +129,7 @@ void AppendChunkRows(Assembly& a, const config::ModelChunk& chunk, std::vector<S
   a.features.has_mtp = a.features.has_mtp || chunk.num_mtp_layers > 0;
   a.features.has_vision = a.features.has_vision || chunk.has_vision;
   if (chunk.has_lm_head) {
-    WithPools(a, graph::LmHeadAndLossForward(a.ops), graph::LmHeadAndLossBackward(a.ops), "", "",
+    WithPools(a, graph::LmHeadAndLossForward(a.ops), graph::LmHeadAndLossBackward(a.ops), {},
               [&](OpPool& f, OpPool& b) { AppendLmHeadRows(f, b, a.block, rows); });
   }
 }
@@ -151,52 +141,65 @@ constexpr std::array<std::string_view, 8> kStepRowOrder = {
     "norm_grad_allreduce", "expert_grad_allreduce", "expert_grad_reduce_scatter",
     "grad_allreduce",      "grad_reduce_scatter"};
 
-// Step-graph op name prefix -> step row; ig rows hold TP collectives and the optimizer.
+// The step row of a once-per-step op and the column it goes in (ig rows hold TP collectives
+// and the optimizer), or nothing when SimAI has no row for it.
 struct StepRule {
-  std::string_view op_prefix;
   std::string_view row;
   SimAiColumnKind column;
 };
-constexpr std::array<StepRule, 8> kStepRules = {{
-    {"dp.grad_reduce_scatter", "grad_reduce_scatter", SimAiColumnKind::kWeightGrad},
-    {"dp.grad_all_reduce", "grad_allreduce", SimAiColumnKind::kWeightGrad},
-    {"edp.grad_reduce_scatter", "expert_grad_reduce_scatter", SimAiColumnKind::kWeightGrad},
-    {"edp.grad_all_reduce", "expert_grad_allreduce", SimAiColumnKind::kWeightGrad},
-    {"dp.param_all_gather", "param_gather", SimAiColumnKind::kWeightGrad},
-    {"edp.param_all_gather", "expert_param_gather", SimAiColumnKind::kWeightGrad},
-    {"tp.replicated_grad_all_reduce", "norm_grad_allreduce", SimAiColumnKind::kForwardOrInputGrad},
-    {"optimizer.step", "optimizer_step", SimAiColumnKind::kForwardOrInputGrad},
-}};
+std::optional<StepRule> StepRuleOf(const Op& op) {
+  const graph::OpRole& role = op.role;
+  if (role.kind == graph::OpKind::kOptimizer) {
+    return StepRule{"optimizer_step", SimAiColumnKind::kForwardOrInputGrad};
+  }
+  if (role.purpose == CommPurpose::kReplicatedGrad) {
+    return StepRule{"norm_grad_allreduce", SimAiColumnKind::kForwardOrInputGrad};
+  }
+  const bool dense = role.block == OpBlock::kDataParallel;
+  const bool expert = role.block == OpBlock::kExpertDataParallel;
+  if (!dense && !expert) return std::nullopt;
+  constexpr SimAiColumnKind kWg = SimAiColumnKind::kWeightGrad;
+  if (role.purpose == CommPurpose::kParamBucket) {
+    return StepRule{dense ? "param_gather" : "expert_param_gather", kWg};
+  }
+  if (role.purpose != CommPurpose::kGradBucket) return std::nullopt;
+  if (op.collective == graph::Collective::kReduceScatter) {
+    return StepRule{dense ? "grad_reduce_scatter" : "expert_grad_reduce_scatter", kWg};
+  }
+  return StepRule{dense ? "grad_allreduce" : "expert_grad_allreduce", kWg};
+}
 
 // Adds one once-per-step op to its row (bucket sizes summed), or records it as dropped.
 void AddStepOp(const Op& op, const BlockContext& block, std::map<std::string, SimAiRow>& rows,
-               const RooflineSpec& roofline) {
-  for (const StepRule& rule : kStepRules) {
-    if (!op.name.starts_with(rule.op_prefix)) continue;
-    SimAiRow& row = rows.try_emplace(std::string(rule.row), SimAiRow{.name = std::string(rule.row)})
-                        .first->second;
-    SimAiColumn& column = rule.column == SimAiColumnKind::kWeightGrad ? row.wg : row.ig;
+               const ComputeTime& compute_seconds) {
+  const std::optional<StepRule> rule = StepRuleOf(op);
+  if (rule) {
+    SimAiRow& row =
+        rows.try_emplace(std::string(rule->row), SimAiRow{.name = std::string(rule->row)})
+            .first->second;
+    SimAiColumn& column = rule->column == SimAiColumnKind::kWeightGrad ? row.wg : row.ig;
     if (!op.IsComm()) {
-      column.compute_seconds += RooflineSeconds(op, roofline);
+      column.compute_seconds += compute_seconds(op);
       return;
     }
-    const std::optional<std::string> token = SimAiToken(op, rule.column, block.tensor_parallel);
-    if (!token) break;
-    column.comm = *token;
-    column.comm_bytes += op.message_bytes;
-    return;
+    const std::optional<std::string> token = SimAiToken(op, rule->column, block.tensor_parallel);
+    if (token) {
+      column.comm = *token;
+      column.comm_bytes += op.message_bytes;
+      return;
+    }
   }
   block.notes->Drop(op);
 }
 
 std::vector<SimAiRow> BuildStepRows(const config::ModelConfig& model,
                                     const config::TrainingConfig& training, int64_t rank,
-                                    const BlockContext& block, const RooflineSpec& roofline) {
+                                    const BlockContext& block, const ComputeTime& compute_seconds) {
   const graph::StepGraph graph = graph::BuildStepGraph(model, training, rank);
   std::map<std::string, SimAiRow> by_name;
   for (const Op& op : graph.ops) {
     if (op.phase == graph::Phase::kGradSync || op.phase == graph::Phase::kOptimizer) {
-      AddStepOp(op, block, by_name, roofline);
+      AddStepOp(op, block, by_name, compute_seconds);
     }
   }
   std::vector<SimAiRow> rows;
@@ -224,15 +227,18 @@ SimAiWorkload BuildSimAiWorkload(const config::ModelConfig& model,
   const int64_t pipeline_rank = config::RankMapping(sizes).Coordinates(rank).pp;
   ExportNotes micro_batch_notes;
   ExportNotes step_notes;
+  const ComputeTime compute_seconds = [&roofline](const Op& op) {
+    return RooflineSeconds(op, roofline);
+  };
   Assembly assembly{.ops = context,
-                    .roofline = roofline,
+                    .compute_seconds = compute_seconds,
                     .block = {sizes.tensor, context.SequenceParallel(), &micro_batch_notes}};
   SimAiWorkload workload;
   for (int64_t j = 0; j < layout.virtual_stages; ++j) {
     AppendChunkRows(assembly, layout.Chunk(pipeline_rank, j), workload.micro_batch_rows);
   }
   const BlockContext step_block{sizes.tensor, context.SequenceParallel(), &step_notes};
-  workload.step_rows = BuildStepRows(model, training, rank, step_block, roofline);
+  workload.step_rows = BuildStepRows(model, training, rank, step_block, compute_seconds);
   // §1.2: pp_comm is one PP activation send, A/c divided by t under SP (megatron-semantics §4.1).
   const int64_t pp_comm_bytes =
       sizes.pipeline > 1

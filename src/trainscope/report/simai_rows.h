@@ -6,6 +6,7 @@
 #define TRAINSCOPE_REPORT_SIMAI_ROWS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct RooflineSpec {
 
 // Seconds one compute op takes under `roofline`; 0 for communication ops.
 [[nodiscard]] double RooflineSeconds(const graph::Op& op, const RooflineSpec& roofline);
+
+// Seconds one compute op takes; the SimAI compute columns sum it over the ops of a cell.
+using ComputeTime = std::function<double(const graph::Op&)>;
 
 // One column (fp, ig or wg) of a row: compute time first, then the collective.
 struct SimAiColumn {

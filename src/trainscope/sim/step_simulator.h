@@ -91,8 +91,8 @@ struct CriticalPathShare {
 
 struct StepSimulation {
   double step_seconds = 0;
-  std::vector<LaneTimeline> lanes;  // pipeline rank order
-  Breakdown breakdown;              // of the busiest stage (busiest_pipeline_rank)
+  std::vector<LaneTimeline> lanes;     // pipeline rank order
+  Breakdown breakdown;                 // of the busiest stage (busiest_pipeline_rank)
   int64_t critical_pipeline_rank = 0;  // the stage whose last op ends the step
   // The stage with the most busy time (compute + exposed communication): the one to rebalance.
   int64_t busiest_pipeline_rank = 0;
@@ -109,7 +109,7 @@ struct StepSimulation {
 
 // The group class of a communication op as reported: "tp", "cp", "ep", "pp" or "dp".
 [[nodiscard]] std::string CommClass(const graph::Op& op);
-// The op family of a compute op: the first component of its name.
+// The op family of an op: graph::FamilyName of its block ("attention", "moe", "mlp", ...).
 [[nodiscard]] std::string OpFamily(const graph::Op& op);
 
 }  // namespace trainscope::sim
