@@ -28,6 +28,7 @@
 #include "trainscope/report/simai_writer.h"
 #include "trainscope/report/validate_report.h"
 #include "trainscope/report/workload_report.h"
+#include "trainscope/sim/op_costs.h"
 #include "trainscope/units.h"
 
 namespace trainscope {
@@ -110,16 +111,22 @@ int64_t WorkloadRank(const io::CliRequest& request) {
 // printed as warnings.
 std::string RenderWorkload(const io::CliRequest& request, const config::ModelConfig& model) {
   const int64_t rank = WorkloadRank(request);
+  const graph::StepGraph graph = graph::BuildStepGraph(model, request.training, rank);
   if (!request.summary && request.format != "json") {
+    // SimAI compute columns come from the simulator's cost model (--gpu, --cluster, --calibration).
     const report::ExportResult result =
-        request.format == "simai" ? report::RenderSimAiWorkload(model, request.training, rank)
-                                  : report::RenderAicbCsv(model, request.training, rank);
+        request.format == "simai"
+            ? report::RenderSimAiWorkload(
+                  model, request.training, graph,
+                  sim::BindHardwareCosts(request.training,
+                                         app::CostOptions(request.simulate, model))
+                      .compute_seconds)
+            : report::RenderAicbCsv(graph, request.training);
     for (const std::string& diagnostic : result.diagnostics) {
       std::cerr << "warning: " << diagnostic << "\n";
     }
     return result.text;
   }
-  const graph::StepGraph graph = graph::BuildStepGraph(model, request.training, rank);
   const long double flops = graph::MegatronModelFlopsPerStep(model, request.training);
   if (!request.summary) return report::RenderWorkloadJson(graph, flops);
   return request.json ? report::RenderWorkloadSummaryJson(graph, flops)

@@ -32,6 +32,19 @@ config::ClusterSpec Cluster(const io::SimulateFlags& flags) {
                                               .scale_out_latency_us = flags.scale_out_latency_us});
 }
 
+double MoeLoadFactor(const io::SimulateFlags& flags, const config::ModelConfig& model,
+                     const config::TrainingConfig& training) {
+  if (!flags.routing_skew) return 1;
+  if (!model.HasMoe()) {
+    throw UsageError(fmt::format("--moe-routing-skew: model {} has no MoE layers", model.name));
+  }
+  const cost::RoutingSkew skew = io::ParseRoutingSkew(*flags.routing_skew);
+  return cost::BusiestRankLoadFactor(skew, model.moe.num_experts, model.moe.top_k,
+                                     training.parallel.expert);
+}
+
+}  // namespace
+
 sim::HardwareCostOptions CostOptions(const io::SimulateFlags& flags,
                                      const config::ModelConfig& model) {
   sim::HardwareCostOptions options;
@@ -64,19 +77,6 @@ sim::HardwareCostOptions CostOptions(const io::SimulateFlags& flags,
   }
   return options;
 }
-
-double MoeLoadFactor(const io::SimulateFlags& flags, const config::ModelConfig& model,
-                     const config::TrainingConfig& training) {
-  if (!flags.routing_skew) return 1;
-  if (!model.HasMoe()) {
-    throw UsageError(fmt::format("--moe-routing-skew: model {} has no MoE layers", model.name));
-  }
-  const cost::RoutingSkew skew = io::ParseRoutingSkew(*flags.routing_skew);
-  return cost::BusiestRankLoadFactor(skew, model.moe.num_experts, model.moe.top_k,
-                                     training.parallel.expert);
-}
-
-}  // namespace
 
 cost::MemoryOverheads MemoryOverheadsFor(const io::CliRequest& request,
                                          const config::ModelConfig& model) {

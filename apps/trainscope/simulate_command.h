@@ -9,6 +9,7 @@
 #include "trainscope/config/model_config.h"
 #include "trainscope/cost/memory.h"
 #include "trainscope/io/megatron_args.h"
+#include "trainscope/sim/op_costs.h"
 
 namespace trainscope::app {
 
@@ -17,6 +18,12 @@ namespace trainscope::app {
 // factor from --moe-routing-skew (1 without it).
 [[nodiscard]] cost::MemoryOverheads MemoryOverheadsFor(const io::CliRequest& request,
                                                        const config::ModelConfig& model);
+
+// The simulator's hardware cost options from the command line: the cluster (--gpu, --cluster,
+// topology flags), --calibration, --qwen-gdn-backend and the communication memory guard. Throws
+// UsageError / InputError for bad values. Also used by `workload` for its compute columns.
+[[nodiscard]] sim::HardwareCostOptions CostOptions(const io::SimulateFlags& flags,
+                                                   const config::ModelConfig& model);
 
 // Precondition: Validate() accepted request.training for `model`. Throws UsageError / InputError
 // for bad simulate options and IoError when the trace cannot be written.

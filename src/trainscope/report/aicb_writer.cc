@@ -147,9 +147,8 @@ ExportResult FormatAicbCsv(const graph::StepGraph& graph, int64_t tensor_paralle
   return result;
 }
 
-ExportResult RenderAicbCsv(const config::ModelConfig& model, const config::TrainingConfig& training,
-                           int64_t rank) {
-  return FormatAicbCsv(graph::BuildStepGraph(model, training, rank), training.parallel.tensor);
+ExportResult RenderAicbCsv(const graph::StepGraph& graph, const config::TrainingConfig& training) {
+  return FormatAicbCsv(graph, training.parallel.tensor);
 }
 
 }  // namespace trainscope::report

@@ -1,6 +1,7 @@
-// Assembles the SimAI rows of one rank (reference/workload-formats.md §1.2, §1.5, §1.8): the
-// per-micro-batch rows of every layer on the rank's pipeline stage, the once-per-step rows from
-// the step graph's gradient-sync and optimizer ops, the header values and the diagnostics.
+// Assembles the SimAI rows of one rank (reference/workload-formats.md §1.2, §1.5, §1.8) from its
+// step graph: the per-micro-batch rows of every layer on the rank's pipeline stage (from
+// micro-batch 0's ops, which every micro-batch repeats), the once-per-step rows from the
+// gradient-sync and optimizer ops, the header values and the diagnostics.
 #include "trainscope/report/simai_rows.h"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <array>
 #include <map>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "trainscope/config/pipeline_layout.h"
@@ -16,7 +18,6 @@
 #include "trainscope/config/validate.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/layer_ops.h"
-#include "trainscope/graph/step_graph.h"
 #include "trainscope/report/simai_blocks.h"
 
 namespace trainscope::report {
@@ -27,9 +28,33 @@ using graph::CommPurpose;
 using graph::Op;
 using graph::OpBlock;
 
+// Micro-batch 0's ops of one rank's step graph by (chunk, layer, phase), in issue order; pipeline
+// transfers and Megatron-FSDP collectives are left out (SimAI carries neither).
+class PassOps {
+ public:
+  explicit PassOps(const graph::StepGraph& graph) {
+    for (const Op& op : graph.ops) {
+      if (op.micro_batch != 0 || op.role.block == OpBlock::kPipeline ||
+          op.role.block == OpBlock::kFsdp) {
+        continue;
+      }
+      ops_[{op.model_chunk, op.layer, op.phase}].push_back(op);
+    }
+  }
+  // The ops of `layer` (-1: outside decoder layers) in one pass of `chunk`; empty when none.
+  [[nodiscard]] std::vector<Op> Of(int64_t chunk, int64_t layer, graph::Phase phase) const {
+    const auto it = ops_.find({chunk, layer, phase});
+    return it == ops_.end() ? std::vector<Op>{} : it->second;
+  }
+
+ private:
+  std::map<std::tuple<int64_t, int64_t, graph::Phase>, std::vector<Op>> ops_;
+};
+
 // Everything the row assembly borrows; all referenced values outlive it.
 struct Assembly {
   const graph::LayerOpContext& ops;
+  const PassOps& passes;
   const ComputeTime& compute_seconds;
   BlockContext block;
   StageFeatures features;
@@ -59,21 +84,11 @@ void WithPools(Assembly& a, const std::vector<Op>& forward, const std::vector<Op
   b.DropRest(*a.block.notes);
 }
 
-// megatron-semantics.md §11 item 3: full recompute of every layer (uniform) or of the first
-// recompute_num_layers layers of each chunk (block).
-bool FullRecompute(const config::TrainingConfig& training, int64_t index_in_chunk) {
-  const config::RecomputeConfig& recompute = training.recompute;
-  if (recompute.granularity != config::RecomputeGranularity::kFull) return false;
-  if (recompute.method == config::RecomputeMethod::kUniform) return true;
-  return recompute.method == config::RecomputeMethod::kBlock &&
-         index_in_chunk < recompute.num_layers.value_or(0);
-}
-
 // §1.8: recompute is folded into backward compute; a recomputed collective becomes an extra row
 // carrying it in the ig column. The rows sit below the layer, so the bottom-up backward walk
 // replays them before the layer's own backward.
-void AppendRecomputeRows(Assembly& a, int64_t layer, bool full, std::vector<SimAiRow>& rows) {
-  const std::vector<Op> ops = graph::DecoderLayerRecompute(a.ops, layer, full);
+void AppendRecomputeRows(Assembly& a, int64_t chunk, int64_t layer, std::vector<SimAiRow>& rows) {
+  const std::vector<Op> ops = a.passes.Of(chunk, layer, graph::Phase::kRecompute);
   if (ops.empty()) return;
   std::vector<SimAiRow> replay;
   double pending_seconds = 0;
@@ -94,9 +109,9 @@ void AppendRecomputeRows(Assembly& a, int64_t layer, bool full, std::vector<SimA
   rows.insert(rows.end(), replay.rbegin(), replay.rend());
 }
 
-void AppendLayerRows(Assembly& a, int64_t layer, bool full_recompute, std::vector<SimAiRow>& rows) {
-  const std::vector<Op> forward = graph::DecoderLayerForward(a.ops, layer);
-  const std::vector<Op> backward = graph::DecoderLayerBackward(a.ops, layer);
+void AppendLayerRows(Assembly& a, int64_t chunk, int64_t layer, std::vector<SimAiRow>& rows) {
+  const std::vector<Op> forward = a.passes.Of(chunk, layer, graph::Phase::kForward);
+  const std::vector<Op> backward = a.passes.Of(chunk, layer, graph::Phase::kBackward);
   const config::LayerSpec spec = a.ops.model.layers[static_cast<size_t>(layer)];
   const bool gdn = spec.mixer == config::MixerKind::kGatedDeltaNet;
   a.features.has_gdn = a.features.has_gdn || gdn;
@@ -115,21 +130,49 @@ void AppendLayerRows(Assembly& a, int64_t layer, bool full_recompute, std::vecto
       AppendTpBlockRows(f, b, {.row_prefix = "mlp"}, a.block, rows);
     });
   }
-  AppendRecomputeRows(a, layer, full_recompute, rows);
+  AppendRecomputeRows(a, chunk, layer, rows);
 }
 
-void AppendChunkRows(Assembly& a, const config::ModelChunk& chunk, std::vector<SimAiRow>& rows) {
+// The ops outside decoder layers of one pass, split into the embedding's (forward: the input
+// broadcasts up to the last embedding op; backward: the embedding block) and the LM head's.
+struct OuterOps {
+  std::vector<Op> embedding;
+  std::vector<Op> lm_head;
+};
+
+OuterOps SplitOuterOps(const std::vector<Op>& ops, graph::Phase phase) {
+  OuterOps out;
+  if (phase == graph::Phase::kBackward) {
+    for (const Op& op : ops) {
+      (op.role.block == OpBlock::kEmbedding ? out.embedding : out.lm_head).push_back(op);
+    }
+    return out;
+  }
+  const auto last = std::find_if(ops.rbegin(), ops.rend(),
+                                 [](const Op& op) { return op.role.block == OpBlock::kEmbedding; });
+  const auto split = last.base();  // one past the last embedding op, or begin()
+  out.embedding.assign(ops.begin(), split);
+  out.lm_head.assign(split, ops.end());
+  return out;
+}
+
+void AppendChunkRows(Assembly& a, int64_t index, const config::ModelChunk& chunk,
+                     std::vector<SimAiRow>& rows) {
+  const OuterOps forward =
+      SplitOuterOps(a.passes.Of(index, -1, graph::Phase::kForward), graph::Phase::kForward);
+  const OuterOps backward =
+      SplitOuterOps(a.passes.Of(index, -1, graph::Phase::kBackward), graph::Phase::kBackward);
   if (chunk.has_embedding) {
-    WithPools(a, graph::EmbeddingForward(a.ops), graph::EmbeddingBackward(a.ops), {},
+    WithPools(a, forward.embedding, backward.embedding, {},
               [&](OpPool& f, OpPool& b) { AppendEmbeddingRow(f, b, a.block, rows); });
   }
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
-    AppendLayerRows(a, chunk.first_layer + i, FullRecompute(a.ops.training, i), rows);
+    AppendLayerRows(a, index, chunk.first_layer + i, rows);
   }
   a.features.has_mtp = a.features.has_mtp || chunk.num_mtp_layers > 0;
   a.features.has_vision = a.features.has_vision || chunk.has_vision;
   if (chunk.has_lm_head) {
-    WithPools(a, graph::LmHeadAndLossForward(a.ops), graph::LmHeadAndLossBackward(a.ops), {},
+    WithPools(a, forward.lm_head, backward.lm_head, {},
               [&](OpPool& f, OpPool& b) { AppendLmHeadRows(f, b, a.block, rows); });
   }
 }
@@ -192,10 +235,8 @@ void AddStepOp(const Op& op, const BlockContext& block, std::map<std::string, Si
   block.notes->Drop(op);
 }
 
-std::vector<SimAiRow> BuildStepRows(const config::ModelConfig& model,
-                                    const config::TrainingConfig& training, int64_t rank,
-                                    const BlockContext& block, const ComputeTime& compute_seconds) {
-  const graph::StepGraph graph = graph::BuildStepGraph(model, training, rank);
+std::vector<SimAiRow> BuildStepRows(const graph::StepGraph& graph, const BlockContext& block,
+                                    const ComputeTime& compute_seconds) {
   std::map<std::string, SimAiRow> by_name;
   for (const Op& op : graph.ops) {
     if (op.phase == graph::Phase::kGradSync || op.phase == graph::Phase::kOptimizer) {
@@ -212,33 +253,27 @@ std::vector<SimAiRow> BuildStepRows(const config::ModelConfig& model,
 
 }  // namespace
 
-double RooflineSeconds(const Op& op, const RooflineSpec& roofline) {
-  if (op.IsComm()) return 0;
-  return std::max(static_cast<double>(op.flops) / roofline.peak_flops_per_second,
-                  static_cast<double>(op.bytes) / roofline.hbm_bytes_per_second);
-}
-
 SimAiWorkload BuildSimAiWorkload(const config::ModelConfig& model,
-                                 const config::TrainingConfig& training, int64_t rank,
-                                 const RooflineSpec& roofline) {
+                                 const config::TrainingConfig& training,
+                                 const graph::StepGraph& graph,
+                                 const ComputeTime& compute_seconds) {
   const graph::LayerOpContext context = graph::MakeLayerOpContext(model, training);
   const config::PipelineLayout layout = config::BuildPipelineLayout(model, training);
   const config::ParallelSizes& sizes = training.parallel;
-  const int64_t pipeline_rank = config::RankMapping(sizes).Coordinates(rank).pp;
+  const int64_t pipeline_rank = graph.pipeline_rank;
   ExportNotes micro_batch_notes;
   ExportNotes step_notes;
-  const ComputeTime compute_seconds = [&roofline](const Op& op) {
-    return RooflineSeconds(op, roofline);
-  };
+  const PassOps passes(graph);
   Assembly assembly{.ops = context,
+                    .passes = passes,
                     .compute_seconds = compute_seconds,
                     .block = {sizes.tensor, context.SequenceParallel(), &micro_batch_notes}};
   SimAiWorkload workload;
   for (int64_t j = 0; j < layout.virtual_stages; ++j) {
-    AppendChunkRows(assembly, layout.Chunk(pipeline_rank, j), workload.micro_batch_rows);
+    AppendChunkRows(assembly, j, layout.Chunk(pipeline_rank, j), workload.micro_batch_rows);
   }
   const BlockContext step_block{sizes.tensor, context.SequenceParallel(), &step_notes};
-  workload.step_rows = BuildStepRows(model, training, rank, step_block, compute_seconds);
+  workload.step_rows = BuildStepRows(graph, step_block, compute_seconds);
   // §1.2: pp_comm is one PP activation send, A/c divided by t under SP (megatron-semantics §4.1).
   const int64_t pp_comm_bytes =
       sizes.pipeline > 1
