@@ -183,18 +183,23 @@ CommandOutput RunGroups(const io::CliRequest& request) {
 CommandOutput RunWorkload(const io::CliRequest& request) {
   Checked c = CheckValid(request);
   const int64_t rank = CheckedRank(c.request, request.rank.value_or(0));
-  const study::Study study = io::LoadStudy(c.request, c.model);
   const config::TrainingConfig& training = c.request.training;
+  // Every input is read (an unknown --gpu or a missing file is an error) before any work.
+  const study::Study study = io::LoadStudy(c.request, c.model);
+  const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
   if (!request.summary && request.format != "json") {
-    const report::ExportResult result = request.format == "simai"
-                                            ? report::RenderSimAiWorkload(c.model, training, rank)
-                                            : report::RenderAicbCsv(c.model, training, rank);
+    // Compute columns come from the same cost model as `simulate` (--gpu, --cluster,
+    // --calibration, --qwen-gdn-backend).
+    const sim::OpCostModel costs = sim::BindHardwareCosts(training, study::CostOptions(study));
+    const report::ExportResult result =
+        request.format == "simai"
+            ? report::RenderSimAiWorkload(c.model, training, graph, costs.compute_seconds)
+            : report::RenderAicbCsv(graph, training);
     for (const std::string& diagnostic : result.diagnostics) {
       c.notes.push_back("warning: " + diagnostic);
     }
     return Output(result.text, c.notes);
   }
-  const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
   const long double flops = graph::MegatronModelFlopsPerStep(c.model, training);
   if (!request.summary) return Output(report::RenderWorkloadJson(graph, flops), c.notes);
   return Output(request.json ? report::RenderWorkloadSummaryJson(graph, flops)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_runner.h"
 
@@ -150,6 +151,59 @@ TEST(CliTest, WorkloadWritesSimAiAndAicbFilesAtomically) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_FALSE(std::filesystem::exists(dir / "x.txt"));
   std::filesystem::remove_all(dir);
+}
+
+// The TAB-separated rows of a SimAI file (after the header and the row count).
+std::vector<std::vector<std::string>> SimAiRows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  for (int index = 0; std::getline(lines, line); ++index) {
+    if (index < 2) continue;
+    std::vector<std::string> fields;
+    std::stringstream stream(line);
+    std::string field;
+    while (std::getline(stream, field, '\t')) fields.push_back(field);
+    rows.push_back(fields);
+  }
+  return rows;
+}
+
+// `workload --format simai` takes its compute columns from the simulator's cost model for --gpu:
+// the default (H100) reproduces the golden file, B200 (2250 TFLOP/s, 8 TB/s) is faster than
+// A100 (312 TFLOP/s, 2.039 TB/s) in every compute cell, and the collectives do not change.
+TEST(CliTest, WorkloadSimAiComputeColumnsFollowTheGpu) {
+  const std::string flags =
+      "workload --model Qwen3-0.6B --num-gpus 8 --tp 2 --sequence-parallel --seq-length 4096 "
+      "--global-batch-size 8 --use-distributed-optimizer --format simai";
+  const Outcome h100 = RunCli(flags);
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  std::ifstream golden(std::string(TRAINSCOPE_GOLDEN_DIR) + "/simai_qwen3_0.6b_tp2_sp_dp4_ga2.txt");
+  std::stringstream expected;
+  expected << golden.rdbuf();
+  EXPECT_TRUE(h100.out == expected.str());
+  const Outcome a100 = RunCli(flags + " --gpu A100");
+  const Outcome b200 = RunCli(flags + " --gpu B200");
+  ASSERT_EQ(a100.exit_code, 0) << a100.err;
+  ASSERT_EQ(b200.exit_code, 0) << b200.err;
+  const std::vector<std::vector<std::string>> slow = SimAiRows(a100.out);
+  const std::vector<std::vector<std::string>> fast = SimAiRows(b200.out);
+  ASSERT_EQ(slow.size(), fast.size());
+  ASSERT_FALSE(slow.empty());
+  int64_t compute_cells = 0;
+  for (size_t i = 0; i < slow.size(); ++i) {
+    ASSERT_EQ(slow[i].size(), 12u);
+    ASSERT_EQ(fast[i].size(), 12u);
+    for (size_t field = 0; field < 12; ++field) {
+      if (field != 2 && field != 5 && field != 8) {
+        EXPECT_EQ(fast[i][field], slow[i][field]) << slow[i][0];
+      } else if (std::stoll(slow[i][field]) > 0) {
+        ++compute_cells;
+        EXPECT_LT(std::stoll(fast[i][field]), std::stoll(slow[i][field])) << slow[i][0];
+      }
+    }
+  }
+  EXPECT_GT(compute_cells, 0);
 }
 
 TEST(CliTest, MemoryJsonHasContractKeysAndVerdict) {

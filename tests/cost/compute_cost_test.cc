@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "trainscope/error.h"
 
@@ -126,10 +127,15 @@ TEST(ComputeCostTest, EmptyOpTakesNoTime) {
   EXPECT_EQ(ComputeSeconds(op, H100(), ComputeEfficiency{}), 0.0);
 }
 
-// A compute op without a GEMM shape: 2^40 FLOPs, bytes far below the FLOP time.
+// A compute op without a GEMM shape: 2^40 FLOPs, bytes far below the FLOP time. The role is
+// the one graph/ sets on the op of that name.
 graph::Op Kernel(const char* name) {
+  const std::string_view text = name;
   graph::Op op;
   op.name = name;
+  if (text.starts_with("attention.core")) op.role.kind = graph::OpKind::kAttentionCore;
+  if (text.starts_with("gdn.kernel")) op.role.kind = graph::OpKind::kGdnKernel;
+  if (text.ends_with(".backward")) op.role.pass = graph::OpPass::kBackward;
   op.flops = int64_t{1} << 40;
   op.bytes = 1024;
   return op;

@@ -36,7 +36,7 @@ std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
 
 ExportResult Render(const ExportCase& c, int64_t rank = 0) {
   EXPECT_TRUE(config::Validate(c.model, c.training).ok());
-  return RenderAicbCsv(c.model, c.training, rank);
+  return testing::RenderAicb(c, rank);
 }
 
 TEST(AicbWriterTest, MatchesGoldenDenseSequenceParallel) {

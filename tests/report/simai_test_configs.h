@@ -6,16 +6,24 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/config/validate.h"
+#include "trainscope/graph/step_graph.h"
 #include "trainscope/io/atomic_write.h"
+#include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
+#include "trainscope/report/aicb_writer.h"
+#include "trainscope/report/simai_writer.h"
+#include "trainscope/sim/op_costs.h"
 
 namespace trainscope::testing {
 
@@ -57,6 +65,22 @@ inline ExportCase MoeCase() {
   c.training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
   c.training.data_parallel.distributed_optimizer = true;
   return c;
+}
+
+// The SimAI workload of `rank` with the simulator's compute costs on `gpu` (the CLI default
+// H100 when unset) and the default calibration, as `trainscope workload --format simai` writes.
+inline report::ExportResult RenderSimAi(const ExportCase& c, int64_t rank = 0,
+                                        std::optional<std::string> gpu = std::nullopt) {
+  const graph::StepGraph graph = graph::BuildStepGraph(c.model, c.training, rank);
+  sim::HardwareCostOptions options;
+  options.cluster = io::ResolveCluster(io::ClusterInputs{.gpu = std::move(gpu)});
+  const sim::OpCostModel costs = sim::BindHardwareCosts(c.training, options);
+  return report::RenderSimAiWorkload(c.model, c.training, graph, costs.compute_seconds);
+}
+
+// The AICB CSV of `rank`.
+inline report::ExportResult RenderAicb(const ExportCase& c, int64_t rank = 0) {
+  return report::RenderAicbCsv(graph::BuildStepGraph(c.model, c.training, rank), c.training);
 }
 
 inline std::string ReadFileOrEmpty(const std::string& path) {

@@ -69,7 +69,7 @@ ParsedWorkload Parse(const std::string& text) {
 
 ExportResult Render(const ExportCase& c, int64_t rank = 0) {
   EXPECT_TRUE(config::Validate(c.model, c.training).ok());
-  return RenderSimAiWorkload(c.model, c.training, rank);
+  return testing::RenderSimAi(c, rank);
 }
 
 int64_t CountRows(const ParsedWorkload& parsed, const std::string& name) {
@@ -248,7 +248,7 @@ TEST(SimAiWriterTest, DiagnosesEtpGroupAndContextParallelTraffic) {
   c.training.parallel.context = 2;
   c.training.sequence_parallel = false;
   ASSERT_TRUE(config::Validate(c.model, c.training).ok());
-  const ExportResult result = RenderSimAiWorkload(c.model, c.training, 0);
+  const ExportResult result = testing::RenderSimAi(c);
   ExpectWellFormed(result.text);
   EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("differs from TP 1")));
   EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("context parallelism (cp = 2)")));
@@ -262,13 +262,52 @@ TEST(SimAiWriterTest, FoldsGatedDeltaNetIntoTpBlocksAndSaysSo) {
   c.training.sequence_parallel = true;
   c.training.batch.seq_length = 4096;
   ASSERT_TRUE(config::Validate(c.model, c.training).ok());
-  const ExportResult result = RenderSimAiWorkload(c.model, c.training, 0);
+  const ExportResult result = testing::RenderSimAi(c);
   ExpectWellFormed(result.text);
   const ParsedWorkload parsed = Parse(result.text);
   const int64_t gdn_layers = c.model.CountLayers(config::MixerKind::kGatedDeltaNet);
   EXPECT_EQ(CountRows(parsed, "gdn_in"), gdn_layers);
   EXPECT_EQ(CountRows(parsed, "gdn_out"), gdn_layers);
   EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("Gated DeltaNet")));
+}
+
+// Sum of the compute fields (3, 6, 9) of every row.
+double TotalComputeTicks(const ParsedWorkload& parsed) {
+  double total = 0;
+  for (const std::vector<std::string>& row : parsed.rows) {
+    for (const size_t field : {2u, 5u, 8u}) total += std::stod(row[field]);
+  }
+  return total;
+}
+
+// Compute columns come from the simulator's cost model for the chosen GPU: B200 has the higher
+// BF16 peak (2250 vs 312 TFLOP/s) and HBM bandwidth (8 vs 2.039 TB/s), so every compute cell is
+// shorter and the total at least 8/2.039 times shorter; rows, collectives and sizes do not
+// depend on the GPU.
+TEST(SimAiWriterTest, ComputeColumnsFollowTheGpuAndCommColumnsDoNot) {
+  for (const ExportCase& c : {DenseSpCase(), MoeCase()}) {
+    const ParsedWorkload a100 = Parse(testing::RenderSimAi(c, 0, "A100").text);
+    const ParsedWorkload b200 = Parse(testing::RenderSimAi(c, 0, "B200").text);
+    ASSERT_EQ(a100.rows.size(), b200.rows.size());
+    EXPECT_EQ(a100.values, b200.values);
+    for (size_t i = 0; i < a100.rows.size(); ++i) {
+      const std::vector<std::string>& slow = a100.rows[i];
+      const std::vector<std::string>& fast = b200.rows[i];
+      ASSERT_EQ(slow.size(), 12u);
+      ASSERT_EQ(fast.size(), 12u);
+      for (size_t field = 0; field < 12; ++field) {
+        if (field == 2 || field == 5 || field == 8) {
+          if (std::stoll(slow[field]) > 0) {
+            EXPECT_LT(std::stoll(fast[field]), std::stoll(slow[field])) << slow[0];
+          }
+        } else {
+          EXPECT_EQ(fast[field], slow[field]) << slow[0] << " field " << field + 1;
+        }
+      }
+    }
+    EXPECT_GT(TotalComputeTicks(a100), 0);
+    EXPECT_GE(TotalComputeTicks(a100) / TotalComputeTicks(b200), 8.0 / 2.039);
+  }
 }
 
 }  // namespace

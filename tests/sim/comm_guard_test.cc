@@ -12,9 +12,11 @@ namespace {
 
 using graph::Collective;
 
-graph::Op Comm(const char* name, Collective collective) {
+graph::Op Comm(const char* name, Collective collective,
+               graph::CommPurpose purpose = graph::CommPurpose::kTpReduce) {
   graph::Op op;
   op.name = name;
+  op.role = graph::OpRole{.kind = graph::OpKind::kCollective, .purpose = purpose};
   op.collective = collective;
   op.group_size = 8;
   op.message_bytes = 1024;
@@ -54,15 +56,19 @@ TEST(CommGuardTest, AllGuardsEveryTorchDistributedCall) {
 }
 
 TEST(CommGuardTest, FlexDispatcherKernelsAreNeverGuarded) {
-  EXPECT_FALSE(GuardApplies(Comm("moe.dispatch.flex", Collective::kAllToAll), CommGuardMode::kAll));
-  EXPECT_FALSE(
-      GuardApplies(Comm("moe.combine.flex.grad", Collective::kAllToAll), CommGuardMode::kAll));
+  EXPECT_FALSE(GuardApplies(
+      Comm("moe.dispatch.flex", Collective::kAllToAll, graph::CommPurpose::kEpFlexDispatch),
+      CommGuardMode::kAll));
+  EXPECT_FALSE(GuardApplies(
+      Comm("moe.combine.flex.grad", Collective::kAllToAll, graph::CommPurpose::kEpFlexCombine),
+      CommGuardMode::kAll));
 }
 
 TEST(CommGuardTest, OffAndComputeOpsAreNeverGuarded) {
   EXPECT_FALSE(GuardApplies(Comm("x", Collective::kAllReduce), CommGuardMode::kOff));
   graph::Op compute;
   compute.name = "attention.core";
+  compute.role.kind = graph::OpKind::kAttentionCore;
   EXPECT_FALSE(GuardApplies(compute, CommGuardMode::kAll));
 }
 

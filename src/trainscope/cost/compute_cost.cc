@@ -88,12 +88,16 @@ std::string_view GdnBackendName(GdnBackend backend) {
 KernelClass ClassifyKernel(const graph::Op& op) {
   TRAINSCOPE_CHECK(!op.IsComm(), "ClassifyKernel called on communication op " + op.name);
   if (op.gemm.m > 0) return KernelClass::kGemm;
-  // Names emitted by graph/attention_ops.cc (CoreAttention, GdnCore).
-  if (op.name == "attention.core") return KernelClass::kAttentionForward;
-  if (op.name == "attention.core.backward") return KernelClass::kAttentionBackward;
-  if (op.name == "gdn.kernel") return KernelClass::kGdnForward;
-  if (op.name == "gdn.kernel.backward") return KernelClass::kGdnBackward;
-  return KernelClass::kFused;
+  // Roles set by graph/attention_ops.cc (CoreAttention, GdnCore).
+  const bool backward = op.role.pass != graph::OpPass::kForward;
+  switch (op.role.kind) {
+    case graph::OpKind::kAttentionCore:
+      return backward ? KernelClass::kAttentionBackward : KernelClass::kAttentionForward;
+    case graph::OpKind::kGdnKernel:
+      return backward ? KernelClass::kGdnBackward : KernelClass::kGdnForward;
+    default:
+      return KernelClass::kFused;
+  }
 }
 
 double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff, MathPrecision precision,

@@ -31,10 +31,10 @@ enum class GdnBackend { kFla, kFlashQla };
 // The efficiency class of a compute op: which field of ComputeEfficiency scales its FLOP rate.
 enum class KernelClass {
   kGemm,               // op.gemm.m > 0: the GEMM efficiency of the precision times tile efficiency
-  kAttentionForward,   // "attention.core": flash / fused attention forward
-  kAttentionBackward,  // "attention.core.backward"
-  kGdnForward,         // "gdn.kernel": chunked gated delta rule forward
-  kGdnBackward,        // "gdn.kernel.backward"
+  kAttentionForward,   // OpKind::kAttentionCore forward: flash / fused attention
+  kAttentionBackward,  // OpKind::kAttentionCore backward
+  kGdnForward,         // OpKind::kGdnKernel forward: chunked gated delta rule
+  kGdnBackward,        // OpKind::kGdnKernel backward
   kFused,              // any other compute op: fused_kernel_efficiency
 };
 

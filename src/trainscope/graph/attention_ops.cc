@@ -39,12 +39,18 @@ CpCommType CpTypeOfLayer(const LayerOpContext& c, int64_t layer) {
 // p2p ring (TE): `steps` sends and receives of the given sizes to the ring neighbours.
 void CpRing(OpSink& sink, const std::string& name, int64_t group_size,
             const std::vector<int64_t>& step_bytes) {
+  const OpRole role = CommRole(OpBlock::kAttention, CommPurpose::kCpExchange);
   for (size_t i = 0; i < step_bytes.size(); ++i) {
     const std::string step = name + ".step" + std::to_string(i);
-    sink.Comm(step + ".send", Collective::kSend, GroupKind::kCp, group_size, step_bytes[i]);
-    sink.Comm(step + ".recv", Collective::kRecv, GroupKind::kCp, group_size, step_bytes[i]);
+    sink.Comm(step + ".send", role, Collective::kSend, GroupKind::kCp, group_size, step_bytes[i]);
+    sink.Comm(step + ".recv", role, Collective::kRecv, GroupKind::kCp, group_size, step_bytes[i]);
   }
 }
+
+// Role of the CP gathers / reduce-scatters and of the CP all-to-alls.
+constexpr OpRole kCpGatherRole{.block = OpBlock::kAttention, .purpose = CommPurpose::kCpGather};
+constexpr OpRole kCpA2aRole{.block = OpBlock::kAttention, .purpose = CommPurpose::kCpAllToAll};
+constexpr OpRole kAttentionKernel{.kind = OpKind::kElementwise, .block = OpBlock::kAttention};
 
 // Ring step sizes: forward c-1 steps of KV; backward KV, then 2·KV for steps 1..c-2, then KV
 // (TE context_parallel.py:2459-2495).
@@ -75,8 +81,10 @@ void QkNorm(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   if (!a.qk_norm) return;
   const int64_t tokens = c.TokensPerRank();
-  Elementwise(sink, "attention.q_norm", tokens * (a.num_heads / Tp(c)) * a.head_dim, kRmsNorm);
-  Elementwise(sink, "attention.k_norm", tokens * LocalKvHeads(c) * a.head_dim, kRmsNorm);
+  const OpRole norm = KernelRole(OpKind::kNorm, OpBlock::kAttention);
+  Elementwise(sink, norm, "attention.q_norm", tokens * (a.num_heads / Tp(c)) * a.head_dim,
+              kRmsNorm);
+  Elementwise(sink, norm, "attention.k_norm", tokens * LocalKvHeads(c) * a.head_dim, kRmsNorm);
 }
 
 // RoPE on q and k (apply_rotary_pos_emb in attention.py forward): FLOPs over the rotated
@@ -86,15 +94,16 @@ void Rope(OpSink& sink, const LayerOpContext& c) {
   const int64_t rotated = std::llround(a.rotary_fraction * static_cast<double>(a.head_dim));
   if (rotated <= 0) return;
   const int64_t vectors = c.TokensPerRank() * (a.num_heads / Tp(c) + LocalKvHeads(c));
-  Kernel(sink, "attention.rope", vectors * rotated * kRope.flops,
+  Kernel(sink, kAttentionKernel, "attention.rope", vectors * rotated * kRope.flops,
          vectors * a.head_dim * kRope.bytes);
 }
 
 // Gated attention: core output × sigmoid(gate) over the q/t local query width.
 void OutputGate(OpSink& sink, const LayerOpContext& c) {
   if (!c.model.attention.output_gate) return;
-  Elementwise(sink, "attention.output_gate",
-              c.TokensPerRank() * c.model.attention.QueryWidth() / Tp(c), kSigmoidGate);
+  Elementwise(sink, KernelRole(OpKind::kElementwise, OpBlock::kAttention, OpModule::kOutputGate),
+              "attention.output_gate", c.TokensPerRank() * c.model.attention.QueryWidth() / Tp(c),
+              kSigmoidGate);
 }
 
 }  // namespace
@@ -110,17 +119,22 @@ void CpBeforeCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool bac
       CpRing(sink, base + ".p2p", cp, RingSteps(cp, 2 * sz.kv_bytes, backward));
       return;
     case CpCommType::kAllGather:  // K and V gathered to the full s (:3215-3216, :3788-3789)
-      sink.Comm(base + ".ag_k", Collective::kAllGather, GroupKind::kCp, cp, cp * sz.kv_bytes);
-      sink.Comm(base + ".ag_v", Collective::kAllGather, GroupKind::kCp, cp, cp * sz.kv_bytes);
+      sink.Comm(base + ".ag_k", kCpGatherRole, Collective::kAllGather, GroupKind::kCp, cp,
+                cp * sz.kv_bytes);
+      sink.Comm(base + ".ag_v", kCpGatherRole, Collective::kAllGather, GroupKind::kCp, cp,
+                cp * sz.kv_bytes);
       return;
     case CpCommType::kA2a:
       if (backward) {  // dO (:4677)
-        sink.Comm(base + ".a2a_do", Collective::kAllToAll, GroupKind::kCp, cp, sz.q_bytes);
+        sink.Comm(base + ".a2a_do", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, cp,
+                  sz.q_bytes);
         return;
       }
-      sink.Comm(base + ".a2a_q", Collective::kAllToAll, GroupKind::kCp, cp, sz.q_bytes);
-      sink.Comm(base + ".a2a_k", Collective::kAllToAll, GroupKind::kCp, cp, sz.kv_bytes);
-      sink.Comm(base + ".a2a_v", Collective::kAllToAll, GroupKind::kCp, cp, sz.kv_bytes);
+      sink.Comm(base + ".a2a_q", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, cp, sz.q_bytes);
+      sink.Comm(base + ".a2a_k", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, cp,
+                sz.kv_bytes);
+      sink.Comm(base + ".a2a_v", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, cp,
+                sz.kv_bytes);
       return;
     case CpCommType::kA2aP2p: {
       // Hierarchical [c1, c2]: a2a within c1 ranks, ring over c2 with KV' = 2·(s/c2)·b·(g_l/c1)·
@@ -129,11 +143,15 @@ void CpBeforeCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool bac
       const int64_t c1 = h.size() == 2 ? h[0] : cp;
       const int64_t c2 = h.size() == 2 ? h[1] : 1;
       if (backward) {
-        sink.Comm(base + ".a2a_do", Collective::kAllToAll, GroupKind::kCp, c1, sz.q_bytes);
+        sink.Comm(base + ".a2a_do", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, c1,
+                  sz.q_bytes);
       } else {
-        sink.Comm(base + ".a2a_q", Collective::kAllToAll, GroupKind::kCp, c1, sz.q_bytes);
-        sink.Comm(base + ".a2a_k", Collective::kAllToAll, GroupKind::kCp, c1, sz.kv_bytes);
-        sink.Comm(base + ".a2a_v", Collective::kAllToAll, GroupKind::kCp, c1, sz.kv_bytes);
+        sink.Comm(base + ".a2a_q", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, c1,
+                  sz.q_bytes);
+        sink.Comm(base + ".a2a_k", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, c1,
+                  sz.kv_bytes);
+        sink.Comm(base + ".a2a_v", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, c1,
+                  sz.kv_bytes);
       }
       CpRing(sink, base + ".p2p", c2, RingSteps(c2, 2 * sz.kv_bytes, backward));
       return;
@@ -149,19 +167,25 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
   const std::string base = "attention.cp";
   const CpCommType type = CpTypeOfLayer(c, layer);
   if (type == CpCommType::kAllGather && backward) {  // RS of dK, dV (:4107-4108)
-    sink.Comm(base + ".rs_dk", Collective::kReduceScatter, GroupKind::kCp, cp, cp * sz.kv_bytes);
-    sink.Comm(base + ".rs_dv", Collective::kReduceScatter, GroupKind::kCp, cp, cp * sz.kv_bytes);
+    sink.Comm(base + ".rs_dk", kCpGatherRole, Collective::kReduceScatter, GroupKind::kCp, cp,
+              cp * sz.kv_bytes);
+    sink.Comm(base + ".rs_dv", kCpGatherRole, Collective::kReduceScatter, GroupKind::kCp, cp,
+              cp * sz.kv_bytes);
   }
   if (type != CpCommType::kA2a && type != CpCommType::kA2aP2p) return;
   const std::vector<int64_t>& h = c.training.context.hierarchical_sizes;
   const int64_t group = (type == CpCommType::kA2aP2p && h.size() == 2) ? h[0] : cp;
   if (!backward) {  // O back to sequence sharding (:4485)
-    sink.Comm(base + ".a2a_o", Collective::kAllToAll, GroupKind::kCp, group, sz.q_bytes);
+    sink.Comm(base + ".a2a_o", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, group,
+              sz.q_bytes);
     return;
   }
-  sink.Comm(base + ".a2a_dq", Collective::kAllToAll, GroupKind::kCp, group, sz.q_bytes);  // :4837
-  sink.Comm(base + ".a2a_dk", Collective::kAllToAll, GroupKind::kCp, group, sz.kv_bytes);
-  sink.Comm(base + ".a2a_dv", Collective::kAllToAll, GroupKind::kCp, group, sz.kv_bytes);
+  sink.Comm(base + ".a2a_dq", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, group,
+            sz.q_bytes);  // :4837
+  sink.Comm(base + ".a2a_dk", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, group,
+            sz.kv_bytes);
+  sink.Comm(base + ".a2a_dv", kCpA2aRole, Collective::kAllToAll, GroupKind::kCp, group,
+            sz.kv_bytes);
 }
 
 // Causal core attention (TE): 2·b·(n/t)·d_h·s²/c = 2·b·(n/t)·d_h·s·s_c forward (QKᵀ and PV,
@@ -176,16 +200,19 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
       2 * c.training.batch.micro_batch_size * local_heads * a.head_dim * s * (s / Cp(c));
   const CpSizes sz = AttentionCpSizes(c);
   const std::string name = multiplier == 1 ? "attention.core" : "attention.core.backward";
-  sink.Compute(name, multiplier * flops, multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes));
+  sink.Compute(name, KernelRole(OpKind::kAttentionCore, OpBlock::kAttention), multiplier * flops,
+               multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes));
 }
 
 void AttentionForward(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t h = c.model.hidden_size;
-  HiddenNorm(sink, c, "attention.input_norm");  // fused into linear_qkv (TE LayerNormLinear)
-  ColumnForward(sink, c, "attention.linear_qkv", QkvWidth(a) / Tp(c), h, c.ActivationBytes());
+  HiddenNorm(sink, c, OpBlock::kAttention, "attention.input_norm");  // fused into linear_qkv
+  ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_qkv", QkvWidth(a) / Tp(c), h,
+                c.ActivationBytes());
   if (Tp(c) > a.num_kv_heads) {  // g < t: last-dim AG of mixed_qkv (attention.py:340-380)
-    sink.Comm("attention.qkv_gather", Collective::kAllGather, GroupKind::kTp, Tp(c),
+    sink.Comm("attention.qkv_gather", CommRole(OpBlock::kAttention, CommPurpose::kHeadGather),
+              Collective::kAllGather, GroupKind::kTp, Tp(c),
               c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
   }
   QkNorm(sink, c);
@@ -194,13 +221,13 @@ void AttentionForward(OpSink& sink, const LayerOpContext& c) {
   CoreAttention(sink, c, 1);
   CpAfterCore(sink, c, sink.layer(), /*backward=*/false);
   OutputGate(sink, c);
-  RowForward(sink, c, "attention.linear_proj", h, a.QueryWidth() / Tp(c));
+  RowForward(sink, c, OpBlock::kAttention, "attention.linear_proj", h, a.QueryWidth() / Tp(c));
 }
 
 void AttentionBackward(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t h = c.model.hidden_size;
-  RowBackward(sink, c, "attention.linear_proj", h, a.QueryWidth() / Tp(c));
+  RowBackward(sink, c, OpBlock::kAttention, "attention.linear_proj", h, a.QueryWidth() / Tp(c));
   OutputGate(sink, c);
   CpBeforeCore(sink, c, sink.layer(), /*backward=*/true);
   CoreAttention(sink, c, 2);
@@ -208,11 +235,13 @@ void AttentionBackward(OpSink& sink, const LayerOpContext& c) {
   Rope(sink, c);
   QkNorm(sink, c);
   if (Tp(c) > a.num_kv_heads) {  // g < t: RS of the same size in backward
-    sink.Comm("attention.qkv_gather.rs_grad", Collective::kReduceScatter, GroupKind::kTp, Tp(c),
-              c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
+    sink.Comm("attention.qkv_gather.rs_grad",
+              CommRole(OpBlock::kAttention, CommPurpose::kHeadGather), Collective::kReduceScatter,
+              GroupKind::kTp, Tp(c), c.TokensPerRank() * QkvWidth(a) * kBf16Bytes);
   }
-  ColumnBackward(sink, c, "attention.linear_qkv", QkvWidth(a) / Tp(c), h, c.ActivationBytes());
-  HiddenNorm(sink, c, "attention.input_norm");
+  ColumnBackward(sink, c, OpBlock::kAttention, "attention.linear_qkv", QkvWidth(a) / Tp(c), h,
+                 c.ActivationBytes());
+  HiddenNorm(sink, c, OpBlock::kAttention, "attention.input_norm");
 }
 
 namespace {
@@ -234,8 +263,8 @@ int64_t GdnKernelFlops(const LayerOpContext& c) {
 
 void GdnCpA2a(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t width) {
   if (!GdnUsesCp(c)) return;
-  sink.Comm(name, Collective::kAllToAll, GroupKind::kCp, Cp(c),
-            c.TokensPerRank() * width / Tp(c) * kBf16Bytes);
+  sink.Comm(name, CommRole(OpBlock::kGdn, CommPurpose::kCpAllToAll), Collective::kAllToAll,
+            GroupKind::kCp, Cp(c), c.TokensPerRank() * width / Tp(c) * kBf16Bytes);
 }
 
 // GDN work between in_proj and the out-norm; `multiplier` 2 for backward.
@@ -244,17 +273,20 @@ void GdnCore(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const int64_t tokens = c.TokensPerRank();
   const std::string suffix = multiplier == 1 ? "" : ".backward";
   const int64_t conv_channels = g.ConvChannels() / Tp(c);
-  sink.Compute("gdn.conv1d" + suffix, multiplier * 2 * tokens * g.conv_kernel * conv_channels,
+  const OpRole elementwise = KernelRole(OpKind::kElementwise, OpBlock::kGdn);
+  sink.Compute("gdn.conv1d" + suffix, elementwise,
+               multiplier * 2 * tokens * g.conv_kernel * conv_channels,
                multiplier * 2 * tokens * conv_channels * kBf16Bytes);
-  Elementwise(sink, "gdn.gates", tokens * (g.num_value_heads / Tp(c)), kGdnGates);
-  sink.Compute("gdn.kernel" + suffix, multiplier * GdnKernelFlops(c),
+  Elementwise(sink, elementwise, "gdn.gates", tokens * (g.num_value_heads / Tp(c)), kGdnGates);
+  sink.Compute("gdn.kernel" + suffix, KernelRole(OpKind::kGdnKernel, OpBlock::kGdn),
+               multiplier * GdnKernelFlops(c),
                multiplier * tokens * (g.InProjWidth() + g.ValueWidth()) / Tp(c) * kBf16Bytes);
 }
 
 // Gated RMSNorm over d_v on the local value heads (gdn.py:266-287).
 void GdnOutNormKernel(OpSink& sink, const LayerOpContext& c) {
-  Elementwise(sink, "gdn.out_norm", c.TokensPerRank() * c.model.gdn.ValueWidth() / Tp(c),
-              kGatedRmsNorm);
+  Elementwise(sink, KernelRole(OpKind::kNorm, OpBlock::kGdn), "gdn.out_norm",
+              c.TokensPerRank() * c.model.gdn.ValueWidth() / Tp(c), kGatedRmsNorm);
 }
 
 }  // namespace
@@ -267,24 +299,26 @@ void GdnOutNorm(OpSink& sink, const LayerOpContext& c) {
 void GdnForward(OpSink& sink, const LayerOpContext& c) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t h = c.model.hidden_size;
-  HiddenNorm(sink, c, "gdn.input_norm");  // fused into in_proj (common.py:181-287)
-  ColumnForward(sink, c, "gdn.in_proj", g.InProjWidth() / Tp(c), h, c.ActivationBytes());
+  HiddenNorm(sink, c, OpBlock::kGdn, "gdn.input_norm");  // fused into in_proj (common.py:181-287)
+  ColumnForward(sink, c, OpBlock::kGdn, "gdn.in_proj", g.InProjWidth() / Tp(c), h,
+                c.ActivationBytes());
   GdnCpA2a(sink, c, "gdn.cp.a2a_in", g.InProjWidth());  // sequence -> head (common.py:819-900)
   GdnCore(sink, c, 1);
   GdnOutNorm(sink, c);
-  RowForward(sink, c, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
+  RowForward(sink, c, OpBlock::kGdn, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
 }
 
 void GdnBackward(OpSink& sink, const LayerOpContext& c) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t h = c.model.hidden_size;
-  RowBackward(sink, c, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
+  RowBackward(sink, c, OpBlock::kGdn, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
   GdnCpA2a(sink, c, "gdn.cp.a2a_out.grad", g.ValueWidth());
   GdnOutNormKernel(sink, c);
   GdnCore(sink, c, 2);
   GdnCpA2a(sink, c, "gdn.cp.a2a_in.grad", g.InProjWidth());
-  ColumnBackward(sink, c, "gdn.in_proj", g.InProjWidth() / Tp(c), h, c.ActivationBytes());
-  HiddenNorm(sink, c, "gdn.input_norm");
+  ColumnBackward(sink, c, OpBlock::kGdn, "gdn.in_proj", g.InProjWidth() / Tp(c), h,
+                 c.ActivationBytes());
+  HiddenNorm(sink, c, OpBlock::kGdn, "gdn.input_norm");
 }
 
 }  // namespace trainscope::graph::internal

@@ -4,45 +4,52 @@
 
 namespace trainscope::graph::internal {
 
-void Kernel(OpSink& sink, const std::string& name, int64_t flops, int64_t bytes) {
+void Kernel(OpSink& sink, OpRole role, const std::string& name, int64_t flops, int64_t bytes) {
   if (sink.phase() == Phase::kBackward) {
-    sink.Compute(name + ".backward", kElementwiseBackwardFactor * flops,
+    sink.Compute(name + ".backward", role, kElementwiseBackwardFactor * flops,
                  kElementwiseBackwardFactor * bytes);
     return;
   }
-  sink.Compute(name, flops, bytes);
+  sink.Compute(name, role, flops, bytes);
 }
 
-void Elementwise(OpSink& sink, const std::string& name, int64_t elements, ElementwiseCost cost) {
-  Kernel(sink, name, elements * cost.flops, elements * cost.bytes);
+void Elementwise(OpSink& sink, OpRole role, const std::string& name, int64_t elements,
+                 ElementwiseCost cost) {
+  Kernel(sink, role, name, elements * cost.flops, elements * cost.bytes);
 }
 
 int64_t ShardTokens(const LayerOpContext& c) {
   return c.TokensPerRank() / (c.SequenceParallel() ? Tp(c) : 1);
 }
 
-void HiddenNorm(OpSink& sink, const LayerOpContext& c, const std::string& name) {
-  Elementwise(sink, name, ShardTokens(c) * c.model.hidden_size, kRmsNorm);
+void HiddenNorm(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name) {
+  Elementwise(sink, KernelRole(OpKind::kNorm, block, OpModule::kPreNorm), name,
+              ShardTokens(c) * c.model.hidden_size, kRmsNorm);
 }
 
-void SwiGlu(OpSink& sink, const std::string& name, int64_t rows, int64_t width, bool weighted) {
-  Elementwise(sink, name, rows * width, weighted ? kWeightedSwiGlu : kSwiGlu);
+void SwiGlu(OpSink& sink, OpRole role, const std::string& name, int64_t rows, int64_t width,
+            bool weighted) {
+  Elementwise(sink, role, name, rows * width, weighted ? kWeightedSwiGlu : kSwiGlu);
 }
 
-void PermuteRows(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t rows) {
-  Elementwise(sink, name, rows * c.model.hidden_size, kRowGather);
+void PermuteRows(OpSink& sink, const LayerOpContext& c, OpKind kind, const std::string& name,
+                 int64_t rows) {
+  Elementwise(sink, KernelRole(kind, OpBlock::kMoeRouted), name, rows * c.model.hidden_size,
+              kRowGather);
 }
 
 // moe_utils.py unpermute: zeros [out_rows, h], then index_add of the input rows.
 void Unpermute(OpSink& sink, const LayerOpContext& c, int64_t in_rows, int64_t out_rows) {
   const int64_t h = c.model.hidden_size;
-  Kernel(sink, "moe.unpermute", in_rows * h, (in_rows + out_rows) * h * kBf16Bytes);
+  Kernel(sink, KernelRole(OpKind::kUnpermute, OpBlock::kMoeRouted), "moe.unpermute", in_rows * h,
+         (in_rows + out_rows) * h * kBf16Bytes);
 }
 
 // Per token 2h (dot with w) + 4 (sigmoid) + h (scale) FLOPs; read x and y, write y.
 void SharedExpertGate(OpSink& sink, const LayerOpContext& c) {
   const int64_t tokens = ShardTokens(c), h = c.model.hidden_size;
-  Kernel(sink, "moe.shared_experts.gate", tokens * (3 * h + 4), tokens * 3 * h * kBf16Bytes);
+  Kernel(sink, KernelRole(OpKind::kElementwise, OpBlock::kMoeShared, OpModule::kOutputGate),
+         "moe.shared_experts.gate", tokens * (3 * h + 4), tokens * 3 * h * kBf16Bytes);
 }
 
 }  // namespace trainscope::graph::internal

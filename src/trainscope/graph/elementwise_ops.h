@@ -50,22 +50,27 @@ inline constexpr ElementwiseCost kGdnGates{.flops = 9, .bytes = 3 * kBf16Bytes +
 // output gradient, counted as 2× the forward FLOPs and bytes.
 inline constexpr int64_t kElementwiseBackwardFactor = 2;
 
-// Appends the kernel `name` with the given forward cost, or its backward (see the header note).
-void Kernel(OpSink& sink, const std::string& name, int64_t flops, int64_t bytes);
+// Appends the kernel `name` with role `role` and the given forward cost, or its backward (see
+// the header note).
+void Kernel(OpSink& sink, OpRole role, const std::string& name, int64_t flops, int64_t bytes);
 // `elements` elements at `cost` per element.
-void Elementwise(OpSink& sink, const std::string& name, int64_t elements, ElementwiseCost cost);
+void Elementwise(OpSink& sink, OpRole role, const std::string& name, int64_t elements,
+                 ElementwiseCost cost);
 
 // Tokens of a hidden-size activation between blocks: s_c·b/t under SP (the sequence shard the
 // norms and residual adds run on), else s_c·b.
 [[nodiscard]] int64_t ShardTokens(const LayerOpContext& c);
 // RMSNorm over h on ShardTokens(c): the input norms, the final norm and MTP's enorm/hnorm. Under
-// SP it runs before the column linear's all-gather.
-void HiddenNorm(OpSink& sink, const LayerOpContext& c, const std::string& name);
+// SP it runs before the column linear's all-gather. Role: kNorm, module kPreNorm in `block`.
+void HiddenNorm(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name);
 // SwiGLU from `rows` × 2·`width` fc1 outputs to `rows` × `width` (width already divided by the
 // TP or ETP size); `weighted` for the expert activation that scales by the routing probs.
-void SwiGlu(OpSink& sink, const std::string& name, int64_t rows, int64_t width, bool weighted);
-// `rows` rows of h gathered into another order (MoE permute, sort_chunks_by_idxs).
-void PermuteRows(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t rows);
+void SwiGlu(OpSink& sink, OpRole role, const std::string& name, int64_t rows, int64_t width,
+            bool weighted);
+// `rows` rows of h gathered into another order (MoE permute, sort_chunks_by_idxs); `kind` is
+// kPermute or kSortChunks, block kMoeRouted.
+void PermuteRows(OpSink& sink, const LayerOpContext& c, OpKind kind, const std::string& name,
+                 int64_t rows);
 // MoE unpermute: scatter-add `in_rows` rows of h into `out_rows` rows (one add per input
 // element; read the inputs, write the outputs).
 void Unpermute(OpSink& sink, const LayerOpContext& c, int64_t in_rows, int64_t out_rows);

@@ -1,6 +1,7 @@
 // The once-per-step ops after the last backward (finalize_model_grads.py): DDP
 // gradient reduction per bucket, the finalize_model_grads reductions, the grad-norm reductions,
 // the Adam step and the distributed optimizer's parameter all-gather.
+#include "trainscope/graph/op_sink.h"
 #include "trainscope/graph/step_graph_internal.h"
 #include "trainscope/units.h"
 
@@ -31,11 +32,13 @@ int64_t OptimizerNumel(const RankParams& params, bool distributed) {
 
 }  // namespace
 
-Op StepOp(const std::string& name, Phase phase, Collective collective, GroupKind group,
+Op StepOp(const std::string& name, OpRole role, Phase phase, Collective collective, GroupKind group,
           int64_t group_size, int64_t message_bytes) {
   Op op;
   op.phase = phase;
   op.name = name;
+  if (collective != Collective::kNone) role.kind = OpKind::kCollective;
+  op.role = role;
   op.collective = collective;
   op.group = group;
   op.group_size = group_size;
@@ -51,17 +54,21 @@ int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params, const Train
   if (param_gather && !distributed) return after;
   for (const GradBuffer& buffer : params.buffers) {
     if (buffer.group_size == 1) continue;
-    const std::string prefix = buffer.group == GroupKind::kExpertDp ? "edp." : "dp.";
+    const bool expert = buffer.group == GroupKind::kExpertDp;
+    const std::string prefix = expert ? "edp." : "dp.";
+    const OpBlock block = expert ? OpBlock::kExpertDataParallel : OpBlock::kDataParallel;
     for (size_t i = 0; i < buffer.bucket_numels.size(); ++i) {
       const int64_t numel = buffer.bucket_numels[i];
-      Op op = StepOp(prefix + "grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
-                     buffer.group, buffer.group_size, numel * training.GradReduceBytes());
+      Op op = StepOp(prefix + "grad_all_reduce", CommRole(block, CommPurpose::kGradBucket),
+                     Phase::kGradSync, Collective::kAllReduce, buffer.group, buffer.group_size,
+                     numel * training.GradReduceBytes());
       if (distributed) {
         op.name = prefix + "grad_reduce_scatter";
         op.collective = Collective::kReduceScatter;
       }
       if (param_gather) {
         op.name = prefix + "param_all_gather";
+        op.role.purpose = CommPurpose::kParamBucket;
         op.phase = Phase::kOptimizer;
         op.collective = Collective::kAllGather;
         op.message_bytes = numel * config::BytesOf(training.precision.params);
@@ -81,26 +88,30 @@ int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
   const TrainingConfig& training = context.training;
   const config::ParallelSizes& sizes = training.parallel;
   if (sizes.tensor > 1 && params.tp_synced_numel > 0) {
-    after = writer.Add(
-        StepOp("tp.replicated_grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
-               GroupKind::kTp, sizes.tensor, params.tp_synced_numel * training.GradReduceBytes()),
-        {after});
+    after = writer.Add(StepOp("tp.replicated_grad_all_reduce",
+                              CommRole(OpBlock::kTensorParallel, CommPurpose::kReplicatedGrad),
+                              Phase::kGradSync, Collective::kAllReduce, GroupKind::kTp,
+                              sizes.tensor, params.tp_synced_numel * training.GradReduceBytes()),
+                       {after});
   }
   const int64_t embedding_group =
       static_cast<int64_t>(mapping.GroupOf(GroupKind::kEmbedding, rank).size());
   if (params.shared_embedding_numel > 0 && embedding_group > 1) {
-    after = writer.Add(StepOp("embedding.grad_all_reduce", Phase::kGradSync, Collective::kAllReduce,
-                              GroupKind::kEmbedding, embedding_group,
-                              params.shared_embedding_numel * training.GradReduceBytes()),
+    after = writer.Add(StepOp("embedding.grad_all_reduce",
+                              CommRole(OpBlock::kEmbedding, CommPurpose::kEmbeddingGrad),
+                              Phase::kGradSync, Collective::kAllReduce, GroupKind::kEmbedding,
+                              embedding_group, params.shared_embedding_numel * training.GradReduceBytes()),
                        {after});
   }
   const int64_t tp_dp_cp = sizes.tensor * sizes.Data() * sizes.context;
   if (training.moe.router_enable_expert_bias && params.num_moe_layers > 0 && tp_dp_cp > 1) {
     // finalize_model_grads.py:683-687: fp32 token counts over tp×dp×cp.
-    after = writer.Add(StepOp("moe.expert_bias_all_reduce", Phase::kGradSync,
-                              Collective::kAllReduce, GroupKind::kTpDpCp, tp_dp_cp,
-                              params.num_moe_layers * context.model.moe.num_experts * kFp32Bytes),
-                       {after});
+    after =
+        writer.Add(StepOp("moe.expert_bias_all_reduce",
+                          CommRole(OpBlock::kMoeRouter, CommPurpose::kExpertBias), Phase::kGradSync,
+                          Collective::kAllReduce, GroupKind::kTpDpCp, tp_dp_cp,
+                          params.num_moe_layers * context.model.moe.num_experts * kFp32Bytes),
+                   {after});
   }
   return after;
 }
@@ -125,10 +136,12 @@ int64_t EmitOptimizerOps(GraphWriter& writer, const RankParams& params,
   for (int64_t i = 0; group_size > 1 && i < (has_expert_buffer ? 2 : 1); ++i) {
     after = writer.Add(
         StepOp(i == 0 ? "optimizer.grad_norm_all_reduce" : "optimizer.expert_grad_norm_all_reduce",
-               Phase::kOptimizer, Collective::kAllReduce, group, group_size, kFp32Bytes),
+               CommRole(OpBlock::kOptimizer, CommPurpose::kGradNorm), Phase::kOptimizer,
+               Collective::kAllReduce, group, group_size, kFp32Bytes),
         {after});
   }
-  Op step = StepOp("optimizer.step", Phase::kOptimizer, Collective::kNone, GroupKind::kDpCp, 1, 0);
+  Op step = StepOp("optimizer.step", KernelRole(OpKind::kOptimizer, OpBlock::kOptimizer),
+                   Phase::kOptimizer, Collective::kNone, GroupKind::kDpCp, 1, 0);
   const int64_t numel =
       fsdp ? FsdpOptimizerNumel(params, training, mapping) : OptimizerNumel(params, distributed);
   step.flops = CheckedMul(numel, kAdamFlopsPerParam, "optimizer FLOPs");

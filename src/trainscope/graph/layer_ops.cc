@@ -23,6 +23,7 @@ using internal::AttentionBackward;
 using internal::AttentionForward;
 using internal::ColumnBackward;
 using internal::ColumnForward;
+using internal::CommRole;
 using internal::CoreAttention;
 using internal::CpAfterCore;
 using internal::CpBeforeCore;
@@ -31,6 +32,7 @@ using internal::GdnBackward;
 using internal::GdnForward;
 using internal::GdnOutNorm;
 using internal::HiddenNorm;
+using internal::KernelRole;
 using internal::MlpBackward;
 using internal::MlpForward;
 using internal::MoeBackward;
@@ -49,14 +51,14 @@ void MixerForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
 
 // The dense MLP with its pre-MLP norm, fused into linear_fc1 (TELayerNormColumnParallelLinear).
 void DenseMlpForward(OpSink& sink, const LayerOpContext& c) {
-  HiddenNorm(sink, c, "mlp.input_norm");
-  MlpForward(sink, c, "mlp", c.model.ffn_hidden_size);
+  HiddenNorm(sink, c, OpBlock::kMlp, "mlp.input_norm");
+  MlpForward(sink, c, OpBlock::kMlp, "mlp", c.model.ffn_hidden_size);
 }
 
 // A MoE layer's pre_mlp_layernorm is a separate TENorm outside the MoELayer.
 void FfnForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   if (spec.ffn == config::FfnKind::kMoe) {
-    HiddenNorm(sink, c, "moe.input_norm");
+    HiddenNorm(sink, c, OpBlock::kMoeRouter, "moe.input_norm");
     MoeForward(sink, c);
   } else {
     DenseMlpForward(sink, c);
@@ -74,10 +76,10 @@ std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t l
   OpSink sink(Phase::kBackward, layer);
   if (spec.ffn == config::FfnKind::kMoe) {
     MoeBackward(sink, c);
-    HiddenNorm(sink, c, "moe.input_norm");
+    HiddenNorm(sink, c, OpBlock::kMoeRouter, "moe.input_norm");
   } else {
-    MlpBackward(sink, c, "mlp", c.model.ffn_hidden_size);
-    HiddenNorm(sink, c, "mlp.input_norm");
+    MlpBackward(sink, c, OpBlock::kMlp, "mlp", c.model.ffn_hidden_size);
+    HiddenNorm(sink, c, OpBlock::kMlp, "mlp.input_norm");
   }
   if (spec.mixer == MixerKind::kGatedDeltaNet) {
     GdnBackward(sink, c);
@@ -112,7 +114,7 @@ void SelectiveRecompute(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   }
   if (!attention && Recomputes(c, "gdn_norm_out")) GdnOutNorm(sink, c);  // gdn.py:266-287
   if (!moe && Recomputes(c, "mlp")) DenseMlpForward(sink, c);
-  if (moe && Recomputes(c, "layernorm")) HiddenNorm(sink, c, "moe.input_norm");
+  if (moe && Recomputes(c, "layernorm")) HiddenNorm(sink, c, OpBlock::kMoeRouter, "moe.input_norm");
   if (moe && Recomputes(c, "moe")) {
     MoeForward(sink, c);
     return;
@@ -121,46 +123,61 @@ void SelectiveRecompute(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   if (moe && Recomputes(c, "shared_experts")) SharedExpertForward(sink, c);
 }
 
-// Word-embedding lookup and its TP reduction (layers.py); MTP reuses it with its own prefix.
-void EmbeddingForwardInto(OpSink& sink, const LayerOpContext& c, const std::string& prefix) {
+// Word-embedding lookup and its TP reduction (layers.py); MTP reuses it with its own prefix and block.
+void EmbeddingForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
+                          const std::string& prefix) {
   const int64_t a = c.ActivationBytes();
-  sink.Compute(prefix + ".lookup", 0, 2 * a);  // read the rows, write [s_c, b, h]
-  if (c.SequenceParallel()) {                  // reduce_scatter_embeddings (layers.py:367-380)
-    sink.Comm(prefix + ".rs_output", Collective::kReduceScatter, GroupKind::kTp, Tp(c), a);
+  // Read the rows, write [s_c, b, h].
+  sink.Compute(prefix + ".lookup", KernelRole(OpKind::kEmbedding, block), 0, 2 * a);
+  if (c.SequenceParallel()) {  // reduce_scatter_embeddings (layers.py:367-380)
+    sink.Comm(prefix + ".rs_output", CommRole(block, CommPurpose::kSpScatter),
+              Collective::kReduceScatter, GroupKind::kTp, Tp(c), a);
   } else {  // layers.py:381-383
-    sink.Comm(prefix + ".ar_output", Collective::kAllReduce, GroupKind::kTp, Tp(c), a);
+    sink.Comm(prefix + ".ar_output", CommRole(block, CommPurpose::kTpReduce),
+              Collective::kAllReduce, GroupKind::kTp, Tp(c), a);
   }
 }
 
-void EmbeddingBackwardInto(OpSink& sink, const LayerOpContext& c, const std::string& prefix) {
+void EmbeddingBackwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
+                           const std::string& prefix) {
   const int64_t a = c.ActivationBytes();
   if (c.SequenceParallel()) {
-    sink.Comm(prefix + ".rs_output.grad", Collective::kAllGather, GroupKind::kTp, Tp(c), a);
+    sink.Comm(prefix + ".rs_output.grad", CommRole(block, CommPurpose::kSpGather),
+              Collective::kAllGather, GroupKind::kTp, Tp(c), a);
   }
-  sink.Compute(prefix + ".wgrad", 0, 2 * a);  // scatter-add of the output grad into V/t rows
+  // Scatter-add of the output grad into V/t rows.
+  OpRole wgrad = KernelRole(OpKind::kEmbedding, block);
+  wgrad.pass = OpPass::kWgrad;
+  sink.Compute(prefix + ".wgrad", wgrad, 0, 2 * a);
 }
 
 // Output layer (ColumnParallelLinear, gather_output=False) and the unfused vocab-parallel
 // cross-entropy: 3 AR(tp) of s_c·b·4 bytes (cross_entropy.py:130, 146, 150).
-void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, const std::string& prefix) {
+void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
+                       const std::string& prefix) {
   const int64_t vocab = c.PaddedVocab() / Tp(c), tokens = c.TokensPerRank();
   if (c.SequenceParallel()) {
-    sink.Comm(prefix + ".output_layer.ag_input", Collective::kAllGather, GroupKind::kTp, Tp(c),
-              c.ActivationBytes());
+    sink.Comm(prefix + ".output_layer.ag_input",
+              CommRole(block, CommPurpose::kSpGather, OpModule::kColumnLinear),
+              Collective::kAllGather, GroupKind::kTp, Tp(c), c.ActivationBytes());
   }
-  sink.Gemm(prefix + ".output_layer", tokens, vocab, c.model.hidden_size);
-  sink.Compute(prefix + ".cross_entropy", 5 * tokens * vocab, tokens * vocab * kFp32Bytes);
+  sink.Gemm(prefix + ".output_layer", KernelRole(OpKind::kGemm, block, OpModule::kColumnLinear),
+            tokens, vocab, c.model.hidden_size);
+  sink.Compute(prefix + ".cross_entropy", KernelRole(OpKind::kLoss, block), 5 * tokens * vocab,
+               tokens * vocab * kFp32Bytes);
+  // The order (max, target logit, exp sum) is part of the contract (report/simai_blocks.cc).
   for (const char* what : {"max", "target_logit", "exp_sum"}) {
-    sink.Comm(prefix + ".cross_entropy.ar_" + what, Collective::kAllReduce, GroupKind::kTp, Tp(c),
-              tokens * kFp32Bytes);
+    sink.Comm(prefix + ".cross_entropy.ar_" + what, CommRole(block, CommPurpose::kLossReduce),
+              Collective::kAllReduce, GroupKind::kTp, Tp(c), tokens * kFp32Bytes);
   }
 }
 
-void LmHeadBackwardInto(OpSink& sink, const LayerOpContext& c, const std::string& prefix) {
+void LmHeadBackwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
+                        const std::string& prefix) {
   const int64_t vocab = c.PaddedVocab() / Tp(c), tokens = c.TokensPerRank();
-  sink.Compute(prefix + ".cross_entropy.backward", 2 * tokens * vocab,
-               2 * tokens * vocab * kFp32Bytes);
-  ColumnBackward(sink, c, prefix + ".output_layer", vocab, c.model.hidden_size,
+  sink.Compute(prefix + ".cross_entropy.backward", KernelRole(OpKind::kLoss, block),
+               2 * tokens * vocab, 2 * tokens * vocab * kFp32Bytes);
+  ColumnBackward(sink, c, block, prefix + ".output_layer", vocab, c.model.hidden_size,
                  c.ActivationBytes());
 }
 
@@ -168,16 +185,18 @@ void LmHeadBackwardInto(OpSink& sink, const LayerOpContext& c, const std::string
 // then a last-dim AG of A; under SP a local split back to the sequence shard.
 void EhProjForward(OpSink& sink, const LayerOpContext& c) {
   const int64_t h = c.model.hidden_size, a = c.ActivationBytes();
-  ColumnForward(sink, c, "mtp.eh_proj", h / Tp(c), 2 * h, 2 * a);
-  sink.Comm("mtp.eh_proj.ag_output", Collective::kAllGather, GroupKind::kTp, Tp(c), a);
+  ColumnForward(sink, c, OpBlock::kMtp, "mtp.eh_proj", h / Tp(c), 2 * h, 2 * a);
+  sink.Comm("mtp.eh_proj.ag_output", CommRole(OpBlock::kMtp, CommPurpose::kTpGather),
+            Collective::kAllGather, GroupKind::kTp, Tp(c), a);
 }
 
 void EhProjBackward(OpSink& sink, const LayerOpContext& c) {
   const int64_t h = c.model.hidden_size, a = c.ActivationBytes();
   if (c.SequenceParallel()) {  // gradient of the SP split
-    sink.Comm("mtp.eh_proj.split.grad", Collective::kAllGather, GroupKind::kTp, Tp(c), a);
+    sink.Comm("mtp.eh_proj.split.grad", CommRole(OpBlock::kMtp, CommPurpose::kSpGather),
+              Collective::kAllGather, GroupKind::kTp, Tp(c), a);
   }
-  ColumnBackward(sink, c, "mtp.eh_proj", h / Tp(c), 2 * h, 2 * a);
+  ColumnBackward(sink, c, OpBlock::kMtp, "mtp.eh_proj", h / Tp(c), 2 * h, 2 * a);
 }
 
 }  // namespace
@@ -235,16 +254,17 @@ std::vector<Op> EmbeddingForward(const LayerOpContext& context) {
       context.training.batch.micro_batch_size * context.training.batch.seq_length;
   // core/utils.py: TP rank 0 broadcasts tokens and position_ids (int64, full b×s) to its TP group.
   for (const char* what : {"tokens", "position_ids"}) {
-    sink.Comm(std::string("input.broadcast_") + what, Collective::kBroadcast, GroupKind::kTp,
-              Tp(context), tokens * kInt64Bytes);
+    sink.Comm(std::string("input.broadcast_") + what,
+              CommRole(OpBlock::kInput, CommPurpose::kBroadcast), Collective::kBroadcast,
+              GroupKind::kTp, Tp(context), tokens * kInt64Bytes);
   }
-  EmbeddingForwardInto(sink, context, "embedding");
+  EmbeddingForwardInto(sink, context, OpBlock::kEmbedding, "embedding");
   return sink.Take();
 }
 
 std::vector<Op> EmbeddingBackward(const LayerOpContext& context) {
   OpSink sink(Phase::kBackward, -1);
-  EmbeddingBackwardInto(sink, context, "embedding");
+  EmbeddingBackwardInto(sink, context, OpBlock::kEmbedding, "embedding");
   return sink.Take();
 }
 
@@ -253,19 +273,21 @@ std::vector<Op> LmHeadAndLossForward(const LayerOpContext& context) {
   const int64_t tokens =
       context.training.batch.micro_batch_size * context.training.batch.seq_length;
   // Same broadcast: labels (int64) and loss_mask (fp32) go to the last stage.
-  sink.Comm("input.broadcast_labels", Collective::kBroadcast, GroupKind::kTp, Tp(context),
-            tokens * kInt64Bytes);
-  sink.Comm("input.broadcast_loss_mask", Collective::kBroadcast, GroupKind::kTp, Tp(context),
-            tokens * kFp32Bytes);
-  HiddenNorm(sink, context, "lm_head.final_norm");  // decoder final_layernorm, before the AG
-  LmHeadForwardInto(sink, context, "lm_head");
+  const OpRole broadcast = CommRole(OpBlock::kInput, CommPurpose::kBroadcast);
+  sink.Comm("input.broadcast_labels", broadcast, Collective::kBroadcast, GroupKind::kTp,
+            Tp(context), tokens * kInt64Bytes);
+  sink.Comm("input.broadcast_loss_mask", broadcast, Collective::kBroadcast, GroupKind::kTp,
+            Tp(context), tokens * kFp32Bytes);
+  // Decoder final_layernorm, before the AG.
+  HiddenNorm(sink, context, OpBlock::kLmHead, "lm_head.final_norm");
+  LmHeadForwardInto(sink, context, OpBlock::kLmHead, "lm_head");
   return sink.Take();
 }
 
 std::vector<Op> LmHeadAndLossBackward(const LayerOpContext& context) {
   OpSink sink(Phase::kBackward, -1);
-  LmHeadBackwardInto(sink, context, "lm_head");
-  HiddenNorm(sink, context, "lm_head.final_norm");
+  LmHeadBackwardInto(sink, context, OpBlock::kLmHead, "lm_head");
+  HiddenNorm(sink, context, OpBlock::kLmHead, "lm_head.final_norm");
   return sink.Take();
 }
 
@@ -275,13 +297,14 @@ std::vector<Op> MtpForward(const LayerOpContext& context) {
   for (int64_t i = 0; i < context.model.num_mtp_layers; ++i) {
     const int64_t layer = context.model.NumLayers() + i;
     OpSink head(Phase::kForward, layer);
-    EmbeddingForwardInto(head, context, "mtp.embedding");
-    HiddenNorm(head, context, "mtp.enorm");  // multi_token_prediction.py: enorm, hnorm, concat
-    HiddenNorm(head, context, "mtp.hnorm");
+    EmbeddingForwardInto(head, context, OpBlock::kMtp, "mtp.embedding");
+    // multi_token_prediction.py: enorm, hnorm, concat.
+    HiddenNorm(head, context, OpBlock::kMtp, "mtp.enorm");
+    HiddenNorm(head, context, OpBlock::kMtp, "mtp.hnorm");
     EhProjForward(head, context);
     head.Append(LayerForward(context, spec, layer));
-    HiddenNorm(head, context, "mtp.final_norm");
-    LmHeadForwardInto(head, context, "mtp.lm_head");
+    HiddenNorm(head, context, OpBlock::kMtp, "mtp.final_norm");
+    LmHeadForwardInto(head, context, OpBlock::kMtp, "mtp.lm_head");
     const std::vector<Op> layer_ops = head.Take();
     ops.insert(ops.end(), layer_ops.begin(), layer_ops.end());
   }
@@ -294,13 +317,13 @@ std::vector<Op> MtpBackward(const LayerOpContext& context) {
   for (int64_t i = context.model.num_mtp_layers - 1; i >= 0; --i) {
     const int64_t layer = context.model.NumLayers() + i;
     OpSink sink(Phase::kBackward, layer);
-    LmHeadBackwardInto(sink, context, "mtp.lm_head");
-    HiddenNorm(sink, context, "mtp.final_norm");
+    LmHeadBackwardInto(sink, context, OpBlock::kMtp, "mtp.lm_head");
+    HiddenNorm(sink, context, OpBlock::kMtp, "mtp.final_norm");
     sink.Append(LayerBackward(context, spec, layer));
     EhProjBackward(sink, context);
-    HiddenNorm(sink, context, "mtp.hnorm");
-    HiddenNorm(sink, context, "mtp.enorm");
-    EmbeddingBackwardInto(sink, context, "mtp.embedding");
+    HiddenNorm(sink, context, OpBlock::kMtp, "mtp.hnorm");
+    HiddenNorm(sink, context, OpBlock::kMtp, "mtp.enorm");
+    EmbeddingBackwardInto(sink, context, OpBlock::kMtp, "mtp.embedding");
     const std::vector<Op> layer_ops = sink.Take();
     ops.insert(ops.end(), layer_ops.begin(), layer_ops.end());
   }

@@ -2,6 +2,7 @@
 // all-gathers and gradient reduce-scatters of each micro-batch, the root unit's once-per-step
 // gather and reduction, and the per-buffer reductions of the no_shard / optim strategies, which
 // replace the DDP bucket collectives.
+#include "trainscope/graph/op_sink.h"
 #include "trainscope/graph/step_graph_internal.h"
 #include "trainscope/units.h"
 
@@ -46,15 +47,18 @@ std::vector<UnitPart> Parts(const FsdpUnit& unit, const config::RankMapping& map
 }
 
 // One collective per part of `unit` (parts over a single rank are skipped), named
-// <prefix><what>, with message numel·element_bytes.
+// <prefix><what>, with message numel·element_bytes; a gather (all-gather) or a reduction.
 std::vector<Op> UnitCollectives(const FsdpUnit& unit, const std::string& what, Phase phase,
                                 Collective collective, int64_t element_bytes,
                                 const config::RankMapping& mapping) {
   std::vector<Op> ops;
+  const CommPurpose purpose =
+      collective == Collective::kAllGather ? CommPurpose::kFsdpGather : CommPurpose::kFsdpReduce;
   for (const UnitPart& part : Parts(unit, mapping)) {
     if (part.group_size == 1) continue;
-    Op op = StepOp(part.prefix + what, phase, collective, part.group, part.group_size,
-                   CheckedMul(part.numel, element_bytes, "FSDP message"));
+    Op op =
+        StepOp(part.prefix + what, CommRole(OpBlock::kFsdp, purpose), phase, collective, part.group,
+               part.group_size, CheckedMul(part.numel, element_bytes, "FSDP message"));
     op.layer = unit.layer;
     op.model_chunk = unit.chunk;
     ops.push_back(std::move(op));

@@ -15,6 +15,8 @@ using config::GroupKind;
 
 namespace {
 
+constexpr OpRole kExpertActivation{.kind = OpKind::kElementwise, .block = OpBlock::kMoeRouted};
+
 // Bytes per router-prob element β_p (router.py:105-112).
 int64_t ProbBytes(const LayerOpContext& c) { return config::BytesOf(c.training.moe.router_dtype); }
 
@@ -59,30 +61,34 @@ int64_t ExpertRows(const LayerOpContext& c, const MoeSizes& sz) {
 // logits, write the dense probs and the bool routing map.
 void RouterTopK(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t logits = sz.tokens * c.model.moe.num_experts;
-  Kernel(sink, "moe.router.topk", logits * kSoftmaxFlops, logits * (2 * ProbBytes(c) + kBoolBytes));
+  Kernel(sink, KernelRole(OpKind::kRouterTopK, OpBlock::kMoeRouter), "moe.router.topk",
+         logits * kSoftmaxFlops, logits * (2 * ProbBytes(c) + kBoolBytes));
 }
 
 // Router GEMM, top-k and load-balancing statistics AR (router.py, moe_utils.py:278-281), forward.
 void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const config::MoeConfig& moe = c.model.moe;
-  sink.Gemm("moe.router", sz.tokens, moe.num_experts, c.model.hidden_size);
+  sink.Gemm("moe.router", KernelRole(OpKind::kGemm, OpBlock::kMoeRouter), sz.tokens,
+            moe.num_experts, c.model.hidden_size);
   RouterTopK(sink, c, sz);
   if (moe.aux_loss_coef <= 0.0) return;
   const int64_t counts_bytes = moe.num_experts * kInt64Bytes;
   const int64_t tp_cp = Tp(c) * Cp(c);
   switch (c.training.moe.load_balancing) {
     case config::LoadBalancing::kAuxLoss:  // moe_utils.py:278-281, over tp×cp
-      sink.Comm("moe.router.aux_loss_ar", Collective::kAllReduce, GroupKind::kTpCp, tp_cp,
-                counts_bytes);
+      sink.Comm("moe.router.aux_loss_ar", CommRole(OpBlock::kMoeRouter, CommPurpose::kAuxLoss),
+                Collective::kAllReduce, GroupKind::kTpCp, tp_cp, counts_bytes);
       return;
     case config::LoadBalancing::kSeqAuxLoss:  // b·E counts
-      sink.Comm("moe.router.aux_loss_ar", Collective::kAllReduce, GroupKind::kTpCp, tp_cp,
+      sink.Comm("moe.router.aux_loss_ar", CommRole(OpBlock::kMoeRouter, CommPurpose::kAuxLoss),
+                Collective::kAllReduce, GroupKind::kTpCp, tp_cp,
                 c.training.batch.micro_batch_size * counts_bytes);
       return;
     case config::LoadBalancing::kGlobalAuxLoss:
       // router.py:515-523 reduces over tp×dp×cp.
-      sink.Comm("moe.router.global_aux_loss_ar", Collective::kAllReduce, GroupKind::kTpDpCp,
-                tp_cp * c.training.parallel.Data(), counts_bytes);
+      sink.Comm("moe.router.global_aux_loss_ar",
+                CommRole(OpBlock::kMoeRouter, CommPurpose::kAuxLoss), Collective::kAllReduce,
+                GroupKind::kTpDpCp, tp_cp * c.training.parallel.Data(), counts_bytes);
       return;
     case config::LoadBalancing::kSinkhorn:
     case config::LoadBalancing::kNone:
@@ -94,19 +100,21 @@ void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
 // grouped GEMMs over the local experts; no communication inside (explicit_expert_comm, experts.py).
 void ExpertsForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
   const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
-  sink.Gemm("moe.experts.linear_fc1", rows, 2 * ffn, c.model.hidden_size, sz.local_experts);
-  SwiGlu(sink, "moe.experts.activation", rows, ffn, /*weighted=*/true);
-  sink.Gemm("moe.experts.linear_fc2", rows, c.model.hidden_size, ffn, sz.local_experts);
+  const OpRole gemm = KernelRole(OpKind::kGemm, OpBlock::kMoeRouted);
+  sink.Gemm("moe.experts.linear_fc1", gemm, rows, 2 * ffn, c.model.hidden_size, sz.local_experts);
+  SwiGlu(sink, kExpertActivation, "moe.experts.activation", rows, ffn, /*weighted=*/true);
+  sink.Gemm("moe.experts.linear_fc2", gemm, rows, c.model.hidden_size, ffn, sz.local_experts);
 }
 
 void ExpertsBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
   const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
   const int64_t h = c.model.hidden_size;
-  sink.Dgrad("moe.experts.linear_fc2", rows, h, ffn, sz.local_experts);
-  sink.Wgrad("moe.experts.linear_fc2", rows, h, ffn, sz.local_experts);
-  SwiGlu(sink, "moe.experts.activation", rows, ffn, /*weighted=*/true);
-  sink.Dgrad("moe.experts.linear_fc1", rows, 2 * ffn, h, sz.local_experts);
-  sink.Wgrad("moe.experts.linear_fc1", rows, 2 * ffn, h, sz.local_experts);
+  const OpRole gemm = KernelRole(OpKind::kGemm, OpBlock::kMoeRouted);
+  sink.Dgrad("moe.experts.linear_fc2", gemm, rows, h, ffn, sz.local_experts);
+  sink.Wgrad("moe.experts.linear_fc2", gemm, rows, h, ffn, sz.local_experts);
+  SwiGlu(sink, kExpertActivation, "moe.experts.activation", rows, ffn, /*weighted=*/true);
+  sink.Dgrad("moe.experts.linear_fc1", gemm, rows, 2 * ffn, h, sz.local_experts);
+  sink.Wgrad("moe.experts.linear_fc1", gemm, rows, 2 * ffn, h, sz.local_experts);
 }
 
 // alltoall dispatcher forward (token_dispatcher.py:375-910). Balanced routing: each rank
@@ -115,76 +123,88 @@ void AllToAllForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) 
   const int64_t h = c.model.hidden_size, bp = ProbBytes(c), r = sz.rows_sent, u = sz.etp;
   const int64_t tp_ep = u * sz.ep;
   if (!c.training.moe.pad_expert_input_to_capacity) {  // :557-575
-    sink.Comm("moe.dispatch.metadata_ag", Collective::kAllGather, GroupKind::kTpEp, tp_ep,
-              tp_ep * c.model.moe.num_experts * kInt64Bytes);
+    sink.Comm("moe.dispatch.metadata_ag",
+              CommRole(OpBlock::kMoeRouted, CommPurpose::kEpTokenCounts), Collective::kAllGather,
+              GroupKind::kTpEp, tp_ep, tp_ep * c.model.moe.num_experts * kInt64Bytes);
   }
-  PermuteRows(sink, c, "moe.permute", r);
-  sink.Comm("moe.dispatch.a2a_tokens", Collective::kAllToAll, GroupKind::kEp, sz.ep,
-            r * h * kBf16Bytes);
-  sink.Comm("moe.dispatch.a2a_probs", Collective::kAllToAll, GroupKind::kEp, sz.ep, r * bp);
-  sink.Comm("moe.dispatch.ag_tokens", Collective::kAllGather, GroupKind::kEtp, u,
-            u * r * h * kBf16Bytes);
-  sink.Comm("moe.dispatch.ag_probs", Collective::kAllGather, GroupKind::kEtp, u, u * r * bp);
-  if (sz.local_experts > 1) PermuteRows(sink, c, "moe.sort_chunks", u * r);  // by local expert
+  PermuteRows(sink, c, OpKind::kPermute, "moe.permute", r);
+  sink.Comm("moe.dispatch.a2a_tokens", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatch),
+            Collective::kAllToAll, GroupKind::kEp, sz.ep, r * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.a2a_probs", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatchProbs),
+            Collective::kAllToAll, GroupKind::kEp, sz.ep, r * bp);
+  sink.Comm("moe.dispatch.ag_tokens", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatch),
+            Collective::kAllGather, GroupKind::kEtp, u, u * r * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.ag_probs", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatchProbs),
+            Collective::kAllGather, GroupKind::kEtp, u, u * r * bp);
+  if (sz.local_experts > 1)
+    PermuteRows(sink, c, OpKind::kSortChunks, "moe.sort_chunks", u * r);  // by local expert
   ExpertsForward(sink, c, sz, u * r);
-  if (sz.local_experts > 1) PermuteRows(sink, c, "moe.unsort_chunks", u * r);
-  sink.Comm("moe.combine.rs_output", Collective::kReduceScatter, GroupKind::kEtp, u,
+  if (sz.local_experts > 1) PermuteRows(sink, c, OpKind::kSortChunks, "moe.unsort_chunks", u * r);
+  sink.Comm("moe.combine.rs_output", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpCombine),
+            Collective::kReduceScatter, GroupKind::kEtp, u,
             u * r * h * bp);  // in the probs dtype, :824-832
-  sink.Comm("moe.combine.a2a_tokens", Collective::kAllToAll, GroupKind::kEp, sz.ep,
-            r * h * kBf16Bytes);
+  sink.Comm("moe.combine.a2a_tokens", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpCombine),
+            Collective::kAllToAll, GroupKind::kEp, sz.ep, r * h * kBf16Bytes);
   Unpermute(sink, c, r, sz.tokens);
 }
 
 void AllToAllBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t h = c.model.hidden_size, bp = ProbBytes(c), r = sz.rows_sent, u = sz.etp;
   Unpermute(sink, c, r, sz.tokens);
-  sink.Comm("moe.combine.a2a_tokens.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep,
+  sink.Comm("moe.combine.a2a_tokens.grad", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpCombine),
+            Collective::kAllToAll, GroupKind::kEp, sz.ep,
             r * h * kBf16Bytes);  // _AllToAll.backward, mappings.py:470-489
-  sink.Comm("moe.combine.rs_output.grad", Collective::kAllGather, GroupKind::kEtp, u,
-            u * r * h * bp);
-  if (sz.local_experts > 1) PermuteRows(sink, c, "moe.unsort_chunks", u * r);
+  sink.Comm("moe.combine.rs_output.grad", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpCombine),
+            Collective::kAllGather, GroupKind::kEtp, u, u * r * h * bp);
+  if (sz.local_experts > 1) PermuteRows(sink, c, OpKind::kSortChunks, "moe.unsort_chunks", u * r);
   ExpertsBackward(sink, c, sz, u * r);
-  if (sz.local_experts > 1) PermuteRows(sink, c, "moe.sort_chunks", u * r);
-  sink.Comm("moe.dispatch.ag_tokens.grad", Collective::kReduceScatter, GroupKind::kEtp, u,
-            u * r * h * kBf16Bytes);
-  sink.Comm("moe.dispatch.ag_probs.grad", Collective::kReduceScatter, GroupKind::kEtp, u,
-            u * r * bp);
-  sink.Comm("moe.dispatch.a2a_probs.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep, r * bp);
-  sink.Comm("moe.dispatch.a2a_tokens.grad", Collective::kAllToAll, GroupKind::kEp, sz.ep,
-            r * h * kBf16Bytes);
-  PermuteRows(sink, c, "moe.permute", r);
+  if (sz.local_experts > 1) PermuteRows(sink, c, OpKind::kSortChunks, "moe.sort_chunks", u * r);
+  sink.Comm("moe.dispatch.ag_tokens.grad", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatch),
+            Collective::kReduceScatter, GroupKind::kEtp, u, u * r * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.ag_probs.grad",
+            CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatchProbs),
+            Collective::kReduceScatter, GroupKind::kEtp, u, u * r * bp);
+  sink.Comm("moe.dispatch.a2a_probs.grad",
+            CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatchProbs), Collective::kAllToAll,
+            GroupKind::kEp, sz.ep, r * bp);
+  sink.Comm("moe.dispatch.a2a_tokens.grad", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatch),
+            Collective::kAllToAll, GroupKind::kEp, sz.ep, r * h * kBf16Bytes);
+  PermuteRows(sink, c, OpKind::kPermute, "moe.permute", r);
 }
 
 // allgather dispatcher (token_dispatcher.py:233-372) over tp_ep, G = u·e.
 void AllGatherForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t h = c.model.hidden_size, e = c.model.moe.num_experts, bp = ProbBytes(c);
   const int64_t g = sz.etp * sz.ep, t = sz.tokens;
-  sink.Comm("moe.dispatch.ag_routing_map", Collective::kAllGather, GroupKind::kTpEp, g,
-            g * t * e * kBoolBytes);
-  sink.Comm("moe.dispatch.ag_probs", Collective::kAllGather, GroupKind::kTpEp, g, g * t * e * bp);
-  sink.Comm("moe.dispatch.ag_tokens", Collective::kAllGather, GroupKind::kTpEp, g,
-            g * t * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.ag_routing_map",
+            CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatchProbs), Collective::kAllGather,
+            GroupKind::kTpEp, g, g * t * e * kBoolBytes);
+  sink.Comm("moe.dispatch.ag_probs", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatchProbs),
+            Collective::kAllGather, GroupKind::kTpEp, g, g * t * e * bp);
+  sink.Comm("moe.dispatch.ag_tokens", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatch),
+            Collective::kAllGather, GroupKind::kTpEp, g, g * t * h * kBf16Bytes);
   const int64_t rows = ExpertRows(c, sz);  // the local experts' rows out of the G·T gathered
-  PermuteRows(sink, c, "moe.permute", rows);
+  PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
   ExpertsForward(sink, c, sz, rows);
   Unpermute(sink, c, rows, g * t);
-  sink.Comm("moe.combine.rs_output", Collective::kReduceScatter, GroupKind::kTpEp, g,
-            g * t * h * bp);
+  sink.Comm("moe.combine.rs_output", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpCombine),
+            Collective::kReduceScatter, GroupKind::kTpEp, g, g * t * h * bp);
 }
 
 void AllGatherBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t h = c.model.hidden_size, e = c.model.moe.num_experts, bp = ProbBytes(c);
   const int64_t g = sz.etp * sz.ep, t = sz.tokens;
-  sink.Comm("moe.combine.rs_output.grad", Collective::kAllGather, GroupKind::kTpEp, g,
-            g * t * h * bp);
+  sink.Comm("moe.combine.rs_output.grad", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpCombine),
+            Collective::kAllGather, GroupKind::kTpEp, g, g * t * h * bp);
   const int64_t rows = ExpertRows(c, sz);
   Unpermute(sink, c, rows, g * t);
   ExpertsBackward(sink, c, sz, rows);
-  PermuteRows(sink, c, "moe.permute", rows);
-  sink.Comm("moe.dispatch.ag_tokens.grad", Collective::kReduceScatter, GroupKind::kTpEp, g,
-            g * t * h * kBf16Bytes);
-  sink.Comm("moe.dispatch.ag_probs.grad", Collective::kReduceScatter, GroupKind::kTpEp, g,
-            g * t * e * bp);
+  PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
+  sink.Comm("moe.dispatch.ag_tokens.grad", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatch),
+            Collective::kReduceScatter, GroupKind::kTpEp, g, g * t * h * kBf16Bytes);
+  sink.Comm("moe.dispatch.ag_probs.grad",
+            CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatchProbs),
+            Collective::kReduceScatter, GroupKind::kTpEp, g, g * t * e * bp);
 }
 
 // flex (fused_a2a): rows ≈ T·D·u with D = e·[1 − C(E−E_loc, k)/C(E, k)] distinct EP destinations.
@@ -202,31 +222,32 @@ int64_t FlexRows(const LayerOpContext& c, const MoeSizes& sz) {
 // Dispatch rows carry h·2 bytes plus top-(u·k) fp32 probs and int64 indices (DeepEP casts the
 // probs to fp32, :1313-1319); combine rows carry h·2 bytes.
 void FlexComm(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, bool dispatch,
-              const std::string& name) {
+              CommPurpose purpose, const std::string& name) {
   const int64_t rows = FlexRows(c, sz), uk = sz.etp * c.model.moe.top_k;
   const int64_t row_bytes =
       c.model.hidden_size * kBf16Bytes + (dispatch ? uk * (kFp32Bytes + kInt64Bytes) : 0);
-  sink.Comm(name, Collective::kAllToAll, GroupKind::kTpEp, sz.etp * sz.ep, rows * row_bytes);
+  sink.Comm(name, CommRole(OpBlock::kMoeRouted, purpose), Collective::kAllToAll, GroupKind::kTpEp,
+            sz.etp * sz.ep, rows * row_bytes);
 }
 
 // The received deduplicated rows are expanded to one row per (token, local expert) and back.
 void FlexForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t rows = ExpertRows(c, sz);
-  FlexComm(sink, c, sz, /*dispatch=*/true, "moe.dispatch.flex");
-  PermuteRows(sink, c, "moe.permute", rows);
+  FlexComm(sink, c, sz, /*dispatch=*/true, CommPurpose::kEpFlexDispatch, "moe.dispatch.flex");
+  PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
   ExpertsForward(sink, c, sz, rows);
   Unpermute(sink, c, rows, FlexRows(c, sz));
-  FlexComm(sink, c, sz, /*dispatch=*/false, "moe.combine.flex");
+  FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexCombine, "moe.combine.flex");
 }
 
 // Combine-backward is a dispatch of the combine's size; dispatch-backward a combine.
 void FlexBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t rows = ExpertRows(c, sz);
-  FlexComm(sink, c, sz, /*dispatch=*/false, "moe.combine.flex.grad");
+  FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexCombine, "moe.combine.flex.grad");
   Unpermute(sink, c, rows, FlexRows(c, sz));
   ExpertsBackward(sink, c, sz, rows);
-  PermuteRows(sink, c, "moe.permute", rows);
-  FlexComm(sink, c, sz, /*dispatch=*/false, "moe.dispatch.flex.grad");
+  PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
+  FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexDispatch, "moe.dispatch.flex.grad");
 }
 
 // The routed part of a MoE layer: router, statistics, dispatcher, experts.
@@ -261,21 +282,23 @@ void RoutedBackward(OpSink& sink, const LayerOpContext& c) {
   }
   const int64_t experts = c.model.moe.num_experts, h = c.model.hidden_size;
   RouterTopK(sink, c, sz);
-  sink.Dgrad("moe.router", sz.tokens, experts, h);
-  sink.Wgrad("moe.router", sz.tokens, experts, h);
+  const OpRole router = KernelRole(OpKind::kGemm, OpBlock::kMoeRouter);
+  sink.Dgrad("moe.router", router, sz.tokens, experts, h);
+  sink.Wgrad("moe.router", router, sz.tokens, experts, h);
 }
 
 }  // namespace
 
 void SharedExpertForward(OpSink& sink, const LayerOpContext& c) {
   if (!c.model.moe.HasSharedExpert()) return;
-  MlpForward(sink, c, "moe.shared_experts", c.model.moe.shared_expert_ffn_hidden_size);
+  MlpForward(sink, c, OpBlock::kMoeShared, "moe.shared_experts",
+             c.model.moe.shared_expert_ffn_hidden_size);
   if (c.model.moe.shared_expert_gate) SharedExpertGate(sink, c);
 }
 
 void ExpertActivation(OpSink& sink, const LayerOpContext& c) {
   const MoeSizes sz = ComputeMoeSizes(c);
-  SwiGlu(sink, "moe.experts.activation", ExpertRows(c, sz),
+  SwiGlu(sink, kExpertActivation, "moe.experts.activation", ExpertRows(c, sz),
          c.model.moe.expert_ffn_hidden_size / sz.etp, /*weighted=*/true);
 }
 
@@ -288,7 +311,8 @@ void MoeForward(OpSink& sink, const LayerOpContext& c) {
 void MoeBackward(OpSink& sink, const LayerOpContext& c) {
   if (c.model.moe.HasSharedExpert()) {
     if (c.model.moe.shared_expert_gate) SharedExpertGate(sink, c);
-    MlpBackward(sink, c, "moe.shared_experts", c.model.moe.shared_expert_ffn_hidden_size);
+    MlpBackward(sink, c, OpBlock::kMoeShared, "moe.shared_experts",
+                c.model.moe.shared_expert_ffn_hidden_size);
   }
   RoutedBackward(sink, c);
 }

@@ -40,4 +40,42 @@ std::string ToString(Collective collective) {
   return "unknown";
 }
 
+std::string_view FamilyName(OpBlock block) {
+  switch (block) {
+    case OpBlock::kUnset:
+      return "unknown";
+    case OpBlock::kInput:
+      return "input";
+    case OpBlock::kEmbedding:
+      return "embedding";
+    case OpBlock::kAttention:
+      return "attention";
+    case OpBlock::kGdn:
+      return "gdn";
+    case OpBlock::kMlp:
+      return "mlp";
+    case OpBlock::kMoeRouter:
+    case OpBlock::kMoeRouted:
+    case OpBlock::kMoeShared:
+      return "moe";
+    case OpBlock::kLmHead:
+      return "lm_head";
+    case OpBlock::kMtp:
+      return "mtp";
+    case OpBlock::kPipeline:
+      return "pp";
+    case OpBlock::kDataParallel:
+      return "dp";
+    case OpBlock::kExpertDataParallel:
+      return "edp";
+    case OpBlock::kTensorParallel:
+      return "tp";
+    case OpBlock::kOptimizer:
+      return "optimizer";
+    case OpBlock::kFsdp:
+      return "fsdp";
+  }
+  return "unknown";
+}
+
 }  // namespace trainscope::graph

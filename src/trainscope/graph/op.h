@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainscope/config/rank_mapping.h"
@@ -27,6 +28,100 @@ enum class Collective {
   kSend,
   kRecv,
   kBroadcast,
+};
+
+// What an op computes or moves. Consumers (cost/, sim/, report/) branch on roles, never on the
+// op's name, which is for display and export only.
+enum class OpKind {
+  kUnset,
+  kGemm,           // dense or grouped GEMM; OpPass tells forward, dgrad or wgrad
+  kAttentionCore,  // flash / fused core attention
+  kGdnKernel,      // chunked gated delta rule
+  kNorm,           // RMSNorm and its variants
+  kElementwise,    // activations, RoPE, gates, GDN conv1d and gates
+  kRouterTopK,     // MoE router softmax + top-k
+  kPermute,        // MoE permute of the routed tokens
+  kSortChunks,     // MoE sort / unsort of the received rows by local expert
+  kUnpermute,      // MoE unpermute (scatter-add back to token order)
+  kEmbedding,      // word-embedding lookup and its wgrad
+  kLoss,           // cross-entropy
+  kOptimizer,      // Adam step
+  kCollective,     // every communication op
+};
+
+// The part of the model or step an op belongs to. FamilyName() maps it to the breakdown key.
+enum class OpBlock {
+  kUnset,
+  kInput,      // input / label broadcasts
+  kEmbedding,  // word embedding (and its grad all-reduce)
+  kAttention,
+  kGdn,
+  kMlp,
+  kMoeRouter,  // the MoE pre-MLP norm, router, top-k, load-balancing and expert-bias reductions
+  kMoeRouted,  // token dispatch and combine, permutes, routed experts
+  kMoeShared,  // the shared expert and its gate
+  kLmHead,     // final norm, output layer, cross-entropy
+  kMtp,        // MTP embedding, norms, eh_proj and LM head (its decoder layer has its own blocks)
+  kPipeline,   // pipeline send / recv
+  kDataParallel,        // DDP gradient / parameter buckets over the (dense) DP group
+  kExpertDataParallel,  // the same over the expert-DP group
+  kTensorParallel,      // the replicated-gradient TP all-reduce
+  kOptimizer,           // grad-norm reductions and the optimizer step
+  kFsdp,                // Megatron-FSDP parameter gathers and gradient reductions
+};
+
+// Which module of its block an op belongs to, where consumers need to tell them apart.
+enum class OpModule {
+  kNone,
+  kPreNorm,       // the RMSNorm on the block input (input / pre-MLP / final layernorm)
+  kColumnLinear,  // the column-parallel linear (qkv, in_proj, fc1, output layer, eh_proj)
+  kRowLinear,     // the row-parallel linear (proj, out_proj, fc2)
+  kOutputGate,    // a sigmoid output gate after the block's last linear
+};
+
+// The pass of a kernel: forward (also when replayed by recompute) or its backward; GEMM
+// backwards split into dgrad and wgrad. Collectives: forward or backward direction.
+enum class OpPass { kForward, kBackward, kDgrad, kWgrad };
+
+// Why a communication op exists.
+enum class CommPurpose {
+  kNone,             // compute ops
+  kBroadcast,        // input tokens / positions / labels / loss mask to the TP group
+  kSpGather,         // sequence-parallel all-gather of an activation or its gradient
+  kSpScatter,        // sequence-parallel reduce-scatter
+  kTpReduce,         // TP all-reduce of an activation or its gradient (no SP)
+  kTpGather,         // TP last-dimension gather (MTP eh_proj output)
+  kHeadGather,       // attention's mixed-QKV gather when t exceeds the KV heads (and its RS)
+  kLossReduce,       // vocab-parallel cross-entropy all-reduces (max, target logit, exp sum)
+  kCpExchange,       // context-parallel ring send / recv
+  kCpGather,         // context-parallel K/V all-gather and dK/dV reduce-scatter
+  kCpAllToAll,       // context-parallel head/sequence all-to-alls (attention and GDN)
+  kAuxLoss,          // MoE load-balancing statistics all-reduce
+  kEpTokenCounts,    // MoE alltoall dispatcher's token-count (metadata) all-gather
+  kEpDispatch,       // MoE token dispatch (all-to-all or all-gather) and its backward
+  kEpDispatchProbs,  // routing probs / routing map that travel with the dispatched tokens
+  kEpCombine,        // MoE token combine (all-to-all or reduce-scatter) and its backward
+  kEpFlexDispatch,   // DeepEP / HybridEP dispatch (custom kernel)
+  kEpFlexCombine,    // DeepEP / HybridEP combine (custom kernel)
+  kPipeline,         // pipeline send / recv
+  kFsdpGather,       // Megatron-FSDP parameter all-gather
+  kFsdpReduce,       // Megatron-FSDP gradient reduce-scatter / all-reduce
+  kGradBucket,       // DDP gradient reduction of one bucket
+  kParamBucket,      // distributed optimizer's parameter all-gather of one bucket
+  kReplicatedGrad,   // TP all-reduce of replicated (norm, router) gradients
+  kEmbeddingGrad,    // shared word-embedding gradient all-reduce
+  kExpertBias,       // MoE expert-bias token-count all-reduce
+  kGradNorm,         // grad-norm all-reduce
+};
+
+// What an op is, set by the graph builders next to its name.
+struct OpRole {
+  OpKind kind = OpKind::kUnset;
+  OpBlock block = OpBlock::kUnset;
+  OpModule module = OpModule::kNone;
+  OpPass pass = OpPass::kForward;
+  CommPurpose purpose = CommPurpose::kNone;
+  friend bool operator==(const OpRole&, const OpRole&) = default;
 };
 
 // The extent of a grouped GEMM that holds the tokens and is summed over the groups: m for the
@@ -49,7 +144,8 @@ struct Op {
   int64_t micro_batch = -1;  // -1 for once-per-step ops
   int64_t model_chunk = 0;
   int64_t layer = -1;  // global decoder layer index; -1 outside decoder layers
-  std::string name;    // e.g. "attention.linear_qkv", "moe.dispatch"
+  std::string name;    // display and export only, e.g. "attention.linear_qkv"
+  OpRole role;         // what the op is; consumers branch on this, never on `name`
 
   // Compute ops (collective == kNone).
   int64_t flops = 0;
@@ -71,6 +167,10 @@ struct Op {
 
 [[nodiscard]] std::string ToString(Phase phase);
 [[nodiscard]] std::string ToString(Collective collective);
+// The op family of a block as reported in the simulator's breakdown (a JSON contract key):
+// "input", "embedding", "attention", "gdn", "mlp", "moe" (all three MoE blocks), "lm_head",
+// "mtp", "pp", "dp", "edp", "tp", "optimizer", "fsdp"; "unknown" for kUnset.
+[[nodiscard]] std::string_view FamilyName(OpBlock block);
 
 }  // namespace trainscope::graph
 

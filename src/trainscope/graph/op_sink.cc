@@ -12,64 +12,80 @@ using config::GroupKind;
 
 // Sharding of the activation entering a TP linear: AG under SP, AR of dgrad without (layers.py).
 // `input_bytes` is the full activation (A, or 2A for MTP's eh_proj).
-void ColumnForward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
-                   int64_t in, int64_t input_bytes) {
+void ColumnForward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                   int64_t out, int64_t in, int64_t input_bytes) {
+  constexpr OpModule kColumn = OpModule::kColumnLinear;
   if (c.SequenceParallel()) {
-    sink.Comm(name + ".ag_input", Collective::kAllGather, GroupKind::kTp, Tp(c), input_bytes);
+    sink.Comm(name + ".ag_input", CommRole(block, CommPurpose::kSpGather, kColumn),
+              Collective::kAllGather, GroupKind::kTp, Tp(c), input_bytes);
   }
-  sink.Gemm(name, c.TokensPerRank(), out, in);
+  sink.Gemm(name, KernelRole(OpKind::kGemm, block, kColumn), c.TokensPerRank(), out, in);
 }
 
-void ColumnBackward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
-                    int64_t in, int64_t input_bytes) {
+void ColumnBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                    int64_t out, int64_t in, int64_t input_bytes) {
+  constexpr OpModule kColumn = OpModule::kColumnLinear;
   const int64_t rows = c.TokensPerRank();
   // TE re-gathers the saved 1/t input for wgrad, overlapped with dgrad (TE linear.py:979-1000).
   if (c.SequenceParallel()) {
-    sink.Comm(name + ".ag_input_wgrad", Collective::kAllGather, GroupKind::kTp, Tp(c), input_bytes);
+    sink.Comm(name + ".ag_input_wgrad", CommRole(block, CommPurpose::kSpGather, kColumn),
+              Collective::kAllGather, GroupKind::kTp, Tp(c), input_bytes);
   }
-  sink.Dgrad(name, rows, out, in);
+  const OpRole gemm = KernelRole(OpKind::kGemm, block, kColumn);
+  sink.Dgrad(name, gemm, rows, out, in);
   if (c.SequenceParallel()) {  // layers.py:703-710
-    sink.Comm(name + ".rs_dgrad", Collective::kReduceScatter, GroupKind::kTp, Tp(c), input_bytes);
+    sink.Comm(name + ".rs_dgrad", CommRole(block, CommPurpose::kSpScatter, kColumn),
+              Collective::kReduceScatter, GroupKind::kTp, Tp(c), input_bytes);
   } else {  // allreduce_dgrad, layers.py:694-696, 1144-1146
-    sink.Comm(name + ".ar_dgrad", Collective::kAllReduce, GroupKind::kTp, Tp(c), input_bytes);
+    sink.Comm(name + ".ar_dgrad", CommRole(block, CommPurpose::kTpReduce, kColumn),
+              Collective::kAllReduce, GroupKind::kTp, Tp(c), input_bytes);
   }
-  sink.Wgrad(name, rows, out, in);
+  sink.Wgrad(name, gemm, rows, out, in);
 }
 
 // Row-parallel linear: RS of the output under SP, AR without (layers.py:1561-1566).
-void RowForward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
-                int64_t in) {
-  sink.Gemm(name, c.TokensPerRank(), out, in);
+void RowForward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                int64_t out, int64_t in) {
+  constexpr OpModule kRow = OpModule::kRowLinear;
+  sink.Gemm(name, KernelRole(OpKind::kGemm, block, kRow), c.TokensPerRank(), out, in);
   const int64_t bytes = c.ActivationBytes();
   if (c.SequenceParallel()) {
-    sink.Comm(name + ".rs_output", Collective::kReduceScatter, GroupKind::kTp, Tp(c), bytes);
+    sink.Comm(name + ".rs_output", CommRole(block, CommPurpose::kSpScatter, kRow),
+              Collective::kReduceScatter, GroupKind::kTp, Tp(c), bytes);
   } else {
-    sink.Comm(name + ".ar_output", Collective::kAllReduce, GroupKind::kTp, Tp(c), bytes);
+    sink.Comm(name + ".ar_output", CommRole(block, CommPurpose::kTpReduce, kRow),
+              Collective::kAllReduce, GroupKind::kTp, Tp(c), bytes);
   }
 }
 
-void RowBackward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
-                 int64_t in) {
+void RowBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                 int64_t out, int64_t in) {
+  constexpr OpModule kRow = OpModule::kRowLinear;
   if (c.SequenceParallel()) {  // AG of grad_output, TE base.py:1702-1709
-    sink.Comm(name + ".ag_grad_output", Collective::kAllGather, GroupKind::kTp, Tp(c),
-              c.ActivationBytes());
+    sink.Comm(name + ".ag_grad_output", CommRole(block, CommPurpose::kSpGather, kRow),
+              Collective::kAllGather, GroupKind::kTp, Tp(c), c.ActivationBytes());
   }
-  sink.Dgrad(name, c.TokensPerRank(), out, in);
-  sink.Wgrad(name, c.TokensPerRank(), out, in);
+  const OpRole gemm = KernelRole(OpKind::kGemm, block, kRow);
+  sink.Dgrad(name, gemm, c.TokensPerRank(), out, in);
+  sink.Wgrad(name, gemm, c.TokensPerRank(), out, in);
 }
 
-void MlpForward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn) {
+void MlpForward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& prefix,
+                int64_t ffn) {
   const int64_t h = c.model.hidden_size;
-  ColumnForward(sink, c, prefix + ".linear_fc1", 2 * ffn / Tp(c), h, c.ActivationBytes());
-  SwiGlu(sink, prefix + ".activation", c.TokensPerRank(), ffn / Tp(c), /*weighted=*/false);
-  RowForward(sink, c, prefix + ".linear_fc2", h, ffn / Tp(c));
+  ColumnForward(sink, c, block, prefix + ".linear_fc1", 2 * ffn / Tp(c), h, c.ActivationBytes());
+  SwiGlu(sink, KernelRole(OpKind::kElementwise, block), prefix + ".activation", c.TokensPerRank(),
+         ffn / Tp(c), /*weighted=*/false);
+  RowForward(sink, c, block, prefix + ".linear_fc2", h, ffn / Tp(c));
 }
 
-void MlpBackward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn) {
+void MlpBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& prefix,
+                 int64_t ffn) {
   const int64_t h = c.model.hidden_size;
-  RowBackward(sink, c, prefix + ".linear_fc2", h, ffn / Tp(c));
-  SwiGlu(sink, prefix + ".activation", c.TokensPerRank(), ffn / Tp(c), /*weighted=*/false);
-  ColumnBackward(sink, c, prefix + ".linear_fc1", 2 * ffn / Tp(c), h, c.ActivationBytes());
+  RowBackward(sink, c, block, prefix + ".linear_fc2", h, ffn / Tp(c));
+  SwiGlu(sink, KernelRole(OpKind::kElementwise, block), prefix + ".activation", c.TokensPerRank(),
+         ffn / Tp(c), /*weighted=*/false);
+  ColumnBackward(sink, c, block, prefix + ".linear_fc1", 2 * ffn / Tp(c), h, c.ActivationBytes());
 }
 
 }  // namespace trainscope::graph::internal

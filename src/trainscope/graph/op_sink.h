@@ -17,44 +17,54 @@
 namespace trainscope::graph::internal {
 
 // Collects the ops of one block in emission order. Collectives over a group of one rank move
-// nothing and are not emitted.
+// nothing and are not emitted. Every op gets the role it is given; its pass is kBackward when the
+// sink's phase is backward and the role does not say dgrad or wgrad; collectives get kind
+// kCollective.
 class OpSink {
  public:
   OpSink(Phase phase, int64_t layer) : phase_(phase), layer_(layer) {}
 
-  void Compute(std::string name, int64_t flops, int64_t bytes) {
-    Op op = NewOp(std::move(name));
+  void Compute(std::string name, OpRole role, int64_t flops, int64_t bytes) {
+    Op op = NewOp(std::move(name), role);
     op.flops = flops;
     op.bytes = bytes;
     ops_.push_back(std::move(op));
   }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
-  // Bytes: input, weights and output, bf16 (docs/workload.md).
-  void Gemm(std::string name, int64_t rows, int64_t out, int64_t in, int64_t groups = 1) {
-    Op op = NewOp(std::move(name));
+  // Bytes: input, weights and output, bf16 (docs/workload.md). `role` names block and module.
+  void Gemm(std::string name, OpRole role, int64_t rows, int64_t out, int64_t in,
+            int64_t groups = 1) {
+    role.kind = OpKind::kGemm;
+    Op op = NewOp(std::move(name), role);
     op.gemm = GemmShape{.m = rows, .n = out, .k = in, .groups = groups};
     op.flops = 2 * rows * out * in;
     op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
     ops_.push_back(std::move(op));
   }
   // Backward of the forward GEMM (rows, out, in): dgrad [rows x out]·[out x in] ...
-  void Dgrad(const std::string& name, int64_t rows, int64_t out, int64_t in, int64_t groups = 1) {
-    Gemm(name + ".dgrad", rows, in, out, groups);
+  void Dgrad(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
+             int64_t groups = 1) {
+    role.pass = OpPass::kDgrad;
+    Gemm(name + ".dgrad", role, rows, in, out, groups);
   }
   // ... and wgrad [out x rows]·[rows x in]; each costs 2·rows·out·in, together 2x forward.
   // The token rows are wgrad's reduction extent, so a grouped wgrad sums k over the groups.
-  void Wgrad(const std::string& name, int64_t rows, int64_t out, int64_t in, int64_t groups = 1) {
-    Op op = NewOp(name + ".wgrad");
+  void Wgrad(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
+             int64_t groups = 1) {
+    role.kind = OpKind::kGemm;
+    role.pass = OpPass::kWgrad;
+    Op op = NewOp(name + ".wgrad", role);
     op.gemm =
         GemmShape{.m = out, .n = in, .k = rows, .groups = groups, .grouped_axis = GroupedAxis::kK};
     op.flops = 2 * rows * out * in;
     op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
     ops_.push_back(std::move(op));
   }
-  void Comm(std::string name, Collective collective, config::GroupKind group, int64_t group_size,
-            int64_t message_bytes) {
+  void Comm(std::string name, OpRole role, Collective collective, config::GroupKind group,
+            int64_t group_size, int64_t message_bytes) {
     if (group_size <= 1) return;
-    Op op = NewOp(std::move(name));
+    role.kind = OpKind::kCollective;
+    Op op = NewOp(std::move(name), role);
     op.collective = collective;
     op.group = group;
     op.group_size = group_size;
@@ -67,11 +77,13 @@ class OpSink {
   [[nodiscard]] std::vector<Op> Take() { return std::move(ops_); }
 
  private:
-  Op NewOp(std::string name) const {
+  Op NewOp(std::string name, OpRole role) const {
     Op op;
     op.phase = phase_;
     op.layer = layer_;
     op.name = std::move(name);
+    if (phase_ == Phase::kBackward && role.pass == OpPass::kForward) role.pass = OpPass::kBackward;
+    op.role = role;
     return op;
   }
   Phase phase_;
@@ -79,26 +91,37 @@ class OpSink {
   std::vector<Op> ops_;
 };
 
+// Shorthands for the roles the builders set.
+inline OpRole CommRole(OpBlock block, CommPurpose purpose, OpModule module = OpModule::kNone) {
+  return OpRole{.block = block, .module = module, .purpose = purpose};
+}
+inline OpRole KernelRole(OpKind kind, OpBlock block, OpModule module = OpModule::kNone) {
+  return OpRole{.kind = kind, .block = block, .module = module};
+}
+
 inline int64_t Tp(const LayerOpContext& c) { return c.training.parallel.tensor; }
 inline int64_t Cp(const LayerOpContext& c) { return c.training.parallel.context; }
 
 // Column-parallel linear [rows x in] -> [rows x out] with `out` already divided by t: AG of the
 // input under SP, AR of the dgrad without (layers.py). `input_bytes` is the full activation (A,
 // or 2A for MTP's eh_proj).
-void ColumnForward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
-                   int64_t in, int64_t input_bytes);
-void ColumnBackward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
-                    int64_t in, int64_t input_bytes);
+// `block` is the role block of the emitted ops (module kColumnLinear / kRowLinear).
+void ColumnForward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                   int64_t out, int64_t in, int64_t input_bytes);
+void ColumnBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                    int64_t out, int64_t in, int64_t input_bytes);
 // Row-parallel linear with `in` already divided by t: RS of the output under SP, AR without.
-void RowForward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
-                int64_t in);
-void RowBackward(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t out,
-                 int64_t in);
+void RowForward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                int64_t out, int64_t in);
+void RowBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                 int64_t out, int64_t in);
 // A TP MLP of width `ffn` (gated fc1 h -> 2F/t, SwiGLU 2F/t -> F/t, fc2 F/t -> h): the dense MLP
 // and the MoE shared expert (layers.py); op names start with `prefix`. The input norm is not
 // included (the dense MLP emits it separately; the shared expert has none of its own).
-void MlpForward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn);
-void MlpBackward(OpSink& sink, const LayerOpContext& c, const std::string& prefix, int64_t ffn);
+void MlpForward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& prefix,
+                int64_t ffn);
+void MlpBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& prefix,
+                 int64_t ffn);
 
 }  // namespace trainscope::graph::internal
 

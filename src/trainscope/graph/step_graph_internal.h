@@ -108,8 +108,8 @@ struct RankParams {
                                            const config::RankMapping& mapping,
                                            int64_t pipeline_rank);
 
-// A once-per-step op (micro_batch -1) with the given communication fields.
-[[nodiscard]] Op StepOp(const std::string& name, Phase phase, Collective collective,
+// A once-per-step op (micro_batch -1) with the given role and communication fields.
+[[nodiscard]] Op StepOp(const std::string& name, OpRole role, Phase phase, Collective collective,
                         config::GroupKind group, int64_t group_size, int64_t message_bytes);
 // DDP: per bucket the grad RS / AR, or with `param_gather` the param AG after the step.
 // Each emitter below chains its ops after `after` and returns the id of its last op (or

@@ -68,6 +68,10 @@ Op P2pOp(const PipelinePeers& peers, const Pass& pass, bool send) {
   op.model_chunk = pass.chunk;
   op.name =
       std::string("pp.") + (send ? "send_" : "recv_") + (pass.forward ? "forward" : "backward");
+  op.role = OpRole{.kind = OpKind::kCollective,
+                   .block = OpBlock::kPipeline,
+                   .pass = pass.forward ? OpPass::kForward : OpPass::kBackward,
+                   .purpose = CommPurpose::kPipeline};
   op.collective = send ? Collective::kSend : Collective::kRecv;
   op.group = GroupKind::kPp;
   op.group_size = peers.p;

@@ -16,7 +16,9 @@ namespace {
 
 using config::GroupKind;
 using graph::Collective;
+using graph::CommPurpose;
 using graph::Op;
+using graph::OpBlock;
 using graph::Phase;
 
 constexpr std::string_view kAicbHeader =
@@ -62,40 +64,51 @@ std::optional<std::string_view> CommGroup(const Op& op, int64_t tensor_parallel)
   return std::nullopt;
 }
 
-// Op-name prefix -> module part of the stage string; first match wins.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kModules = {{
-    {"input.broadcast", "MegatronInput"},
-    {"embedding.", "MegatronEmbedding"},
-    {"attention.linear_qkv", "MegatronColumnLinear"},
-    {"attention.linear_proj", "MegatronRowLinear"},
-    {"attention.", "MegatronAttention"},
-    {"gdn.", "GatedDeltaNet"},
-    {"mlp.linear_fc1", "MegatronColumnLinear"},
-    {"mlp.linear_fc2", "MegatronRowLinear"},
-    {"moe.shared_experts.", "SharedExpertMLP"},
-    {"moe.router", "MoE.router"},
-    {"moe.dispatch", "MoE.dispatch"},
-    {"moe.combine", "MoE.combine"},
-    {"lm_head.output_layer", "MegatronColumnLinear"},
-    {"lm_head.cross_entropy", "MegatronCrossEntropy"},
-    {"mtp.", "MultiTokenPrediction"},
-    {"pp.", "PipelineP2P"},
-    {"fsdp.", "MegatronFSDP"},
-}};
+// The module part of the stage string, from the op's role.
+std::string_view Module(const Op& op) {
+  const graph::OpRole& role = op.role;
+  const bool column = role.module == graph::OpModule::kColumnLinear;
+  const bool row = role.module == graph::OpModule::kRowLinear;
+  switch (role.block) {
+    case OpBlock::kInput:
+      return "MegatronInput";
+    case OpBlock::kEmbedding:
+      return "MegatronEmbedding";
+    case OpBlock::kAttention:
+      return column ? "MegatronColumnLinear" : row ? "MegatronRowLinear" : "MegatronAttention";
+    case OpBlock::kGdn:
+      return "GatedDeltaNet";
+    case OpBlock::kMlp:
+      return column ? "MegatronColumnLinear" : row ? "MegatronRowLinear" : "Unknown";
+    case OpBlock::kMoeShared:
+      return "SharedExpertMLP";
+    case OpBlock::kMoeRouter:
+      return "MoE.router";
+    case OpBlock::kMoeRouted:
+      return role.purpose == CommPurpose::kEpCombine || role.purpose == CommPurpose::kEpFlexCombine
+                 ? "MoE.combine"
+                 : "MoE.dispatch";
+    case OpBlock::kLmHead:
+      return column                                     ? "MegatronColumnLinear"
+             : role.purpose == CommPurpose::kLossReduce ? "MegatronCrossEntropy"
+                                                        : "Unknown";
+    case OpBlock::kMtp:
+      return "MultiTokenPrediction";
+    case OpBlock::kPipeline:
+      return "PipelineP2P";
+    case OpBlock::kFsdp:
+      return "MegatronFSDP";
+    default:
+      return "Unknown";
+  }
+}
 
 std::string Stage(const Op& op) {
   if (op.phase == Phase::kGradSync || op.phase == Phase::kOptimizer) return "step";
-  std::string_view module = "Unknown";
-  for (const auto& [prefix, name] : kModules) {
-    if (op.name.starts_with(prefix)) {
-      module = name;
-      break;
-    }
-  }
   const std::string_view direction = op.phase == Phase::kForward    ? "forward"
                                      : op.phase == Phase::kBackward ? "backward"
                                                                     : "recompute";
-  return fmt::format("{}.{}", direction, module);
+  return fmt::format("{}.{}", direction, Module(op));
 }
 
 // PP direction (AICB's `additional`): forward sends go to the next stage, backward to the previous.
@@ -134,9 +147,8 @@ ExportResult FormatAicbCsv(const graph::StepGraph& graph, int64_t tensor_paralle
   return result;
 }
 
-ExportResult RenderAicbCsv(const config::ModelConfig& model, const config::TrainingConfig& training,
-                           int64_t rank) {
-  return FormatAicbCsv(graph::BuildStepGraph(model, training, rank), training.parallel.tensor);
+ExportResult RenderAicbCsv(const graph::StepGraph& graph, const config::TrainingConfig& training) {
+  return FormatAicbCsv(graph, training.parallel.tensor);
 }
 
 }  // namespace trainscope::report

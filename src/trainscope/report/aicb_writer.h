@@ -8,7 +8,6 @@
 
 #include <cstdint>
 
-#include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/graph/step_graph.h"
 #include "trainscope/report/simai_writer.h"
@@ -19,10 +18,10 @@ namespace trainscope::report {
 // group AICB has no CommGroup for. `tensor_parallel` (t) identifies tp×cp groups that are TP.
 [[nodiscard]] ExportResult FormatAicbCsv(const graph::StepGraph& graph, int64_t tensor_parallel);
 
-// The AICB CSV of global rank `rank`. Precondition: config::Validate() accepted the
-// configuration and 0 <= rank < world size.
-[[nodiscard]] ExportResult RenderAicbCsv(const config::ModelConfig& model,
-                                         const config::TrainingConfig& training, int64_t rank);
+// The AICB CSV of the rank whose step graph is `graph` (graph::BuildStepGraph under
+// `training`). Precondition: config::Validate() accepted the configuration.
+[[nodiscard]] ExportResult RenderAicbCsv(const graph::StepGraph& graph,
+                                         const config::TrainingConfig& training);
 
 }  // namespace trainscope::report
 

@@ -12,7 +12,11 @@ namespace {
 
 using config::GroupKind;
 using graph::Collective;
+using graph::CommPurpose;
 using graph::Op;
+using graph::OpKind;
+using graph::OpModule;
+using graph::OpPass;
 
 constexpr SimAiColumnKind kFpIg = SimAiColumnKind::kForwardOrInputGrad;
 
@@ -31,39 +35,48 @@ std::optional<std::string> BaseToken(Collective collective) {
   }
 }
 
-// "attention.qkv_gather" -> "attn_qkv_gather".
-std::string MiddleRowName(const TpBlockNames& names) {
-  const size_t dot = names.middle_comm.rfind('.');
-  return names.row_prefix + "_" + names.middle_comm.substr(dot + 1);
+constexpr OpQuery kPreNorm{.kind = OpKind::kNorm, .module = OpModule::kPreNorm};
+
+OpQuery Linear(OpModule module, OpPass pass) {
+  return OpQuery{.kind = OpKind::kGemm, .module = module, .pass = pass};
 }
+OpQuery LinearComm(OpModule module, CommPurpose purpose) {
+  return OpQuery{.module = module, .purpose = purpose};
+}
+constexpr OpModule kColumn = OpModule::kColumnLinear;
+constexpr OpModule kRow = OpModule::kRowLinear;
+constexpr OpQuery kHeadGather{.purpose = CommPurpose::kHeadGather};
+
+// The row of the head gather between the column and row linear: "attn" -> "attn_qkv_gather".
+std::string MiddleRowName(const TpBlockSpec& spec) { return spec.row_prefix + "_qkv_gather"; }
 
 // With SP: *_in (fp AG; bwd dgrad, RS, wgrad), *_regather (bwd compute, AG), an optional middle
 // row (fp column GEMM, AG; bwd compute, RS), *_out (fp GEMMs, RS; bwd AG, then dgrad + wgrad).
-void SequenceParallelBlock(OpPool& forward, OpPool& backward, const TpBlockNames& names,
+void SequenceParallelBlock(OpPool& forward, OpPool& backward, const TpBlockSpec& spec,
                            const BlockContext& context, std::vector<SimAiRow>& rows) {
-  const std::string& c = names.column_linear;
-  const std::string& r = names.row_linear;
-  SimAiRow in{.name = names.row_prefix + "_in"};
-  SimAiRow regather{.name = names.row_prefix + "_regather"};
-  SimAiRow out{.name = names.row_prefix + "_out"};
-  in.fp.compute_seconds = forward.TakeCompute(names.input_norm);
-  SetComm(in.fp, forward.TakeComm(c + ".ag_input"), kFpIg, context);
-  in.ig.compute_seconds = backward.TakeCompute(c + ".dgrad");
-  SetComm(in.ig, backward.TakeComm(c + ".rs_dgrad"), kFpIg, context);
+  SimAiRow in{.name = spec.row_prefix + "_in"};
+  SimAiRow regather{.name = spec.row_prefix + "_regather"};
+  SimAiRow out{.name = spec.row_prefix + "_out"};
+  in.fp.compute_seconds = forward.TakeCompute(kPreNorm);
+  SetComm(in.fp, forward.TakeComm(LinearComm(kColumn, CommPurpose::kSpGather)), kFpIg, context);
+  in.ig.compute_seconds = backward.TakeCompute(Linear(kColumn, OpPass::kDgrad));
+  SetComm(in.ig, backward.TakeComm(LinearComm(kColumn, CommPurpose::kSpScatter)), kFpIg, context);
   in.wg.compute_seconds =
-      backward.TakeCompute(c + ".wgrad") + backward.TakeCompute(names.input_norm + ".backward");
-  SetComm(regather.ig, backward.TakeComm(c + ".ag_input_wgrad"), kFpIg, context);
-  SetComm(out.fp, forward.TakeComm(r + ".rs_output"), kFpIg, context);
-  SetComm(out.ig, backward.TakeComm(r + ".ag_grad_output"), kFpIg, context);
-  out.wg.compute_seconds = backward.TakeCompute(r + ".dgrad") + backward.TakeCompute(r + ".wgrad");
+      backward.TakeCompute(Linear(kColumn, OpPass::kWgrad)) + backward.TakeCompute(kPreNorm);
+  SetComm(regather.ig, backward.TakeComm(LinearComm(kColumn, CommPurpose::kSpGather)), kFpIg,
+          context);
+  SetComm(out.fp, forward.TakeComm(LinearComm(kRow, CommPurpose::kSpScatter)), kFpIg, context);
+  SetComm(out.ig, backward.TakeComm(LinearComm(kRow, CommPurpose::kSpGather)), kFpIg, context);
+  out.wg.compute_seconds = backward.TakeCompute(Linear(kRow, OpPass::kDgrad)) +
+                           backward.TakeCompute(Linear(kRow, OpPass::kWgrad));
   rows.push_back(in);
-  const Op* middle = names.middle_comm.empty() ? nullptr : forward.TakeComm(names.middle_comm);
+  const Op* middle = forward.TakeComm(kHeadGather);
   if (middle != nullptr) {
-    SimAiRow gather{.name = MiddleRowName(names)};
-    gather.fp.compute_seconds = forward.TakeCompute(c);
+    SimAiRow gather{.name = MiddleRowName(spec)};
+    gather.fp.compute_seconds = forward.TakeCompute(Linear(kColumn, OpPass::kForward));
     SetComm(gather.fp, middle, kFpIg, context);
     gather.ig.compute_seconds = backward.TakeAllCompute();
-    SetComm(gather.ig, backward.TakeComm(names.middle_comm + ".rs_grad"), kFpIg, context);
+    SetComm(gather.ig, backward.TakeComm(kHeadGather), kFpIg, context);
     rows.push_back(regather);
     rows.push_back(gather);
   } else {
@@ -76,26 +89,28 @@ void SequenceParallelBlock(OpPool& forward, OpPool& backward, const TpBlockNames
 
 // Without SP: one row (fp AR of the output; bwd everything up to the column dgrad, AR, then the
 // column wgrad); a middle collective splits off the column linear into a row of its own.
-void AllReduceBlock(OpPool& forward, OpPool& backward, const TpBlockNames& names,
+void AllReduceBlock(OpPool& forward, OpPool& backward, const TpBlockSpec& spec,
                     const BlockContext& context, std::vector<SimAiRow>& rows) {
-  const std::string& c = names.column_linear;
-  SimAiRow main{.name = names.row_prefix};
-  const double norm_backward_seconds = backward.TakeCompute(names.input_norm + ".backward");
-  const Op* middle = names.middle_comm.empty() ? nullptr : forward.TakeComm(names.middle_comm);
+  SimAiRow main{.name = spec.row_prefix};
+  const double norm_backward_seconds = backward.TakeCompute(kPreNorm);
+  const Op* middle = forward.TakeComm(kHeadGather);
+  const OpQuery column_reduce = LinearComm(kColumn, CommPurpose::kTpReduce);
   if (middle != nullptr) {
-    SimAiRow gather{.name = MiddleRowName(names)};
-    gather.fp.compute_seconds = forward.TakeCompute(c);
+    SimAiRow gather{.name = MiddleRowName(spec)};
+    gather.fp.compute_seconds = forward.TakeCompute(Linear(kColumn, OpPass::kForward));
     SetComm(gather.fp, middle, kFpIg, context);
-    gather.ig.compute_seconds = backward.TakeCompute(c + ".dgrad");
-    SetComm(gather.ig, backward.TakeComm(c + ".ar_dgrad"), kFpIg, context);
-    gather.wg.compute_seconds = backward.TakeCompute(c + ".wgrad") + norm_backward_seconds;
-    SetComm(main.ig, backward.TakeComm(names.middle_comm + ".rs_grad"), kFpIg, context);
+    gather.ig.compute_seconds = backward.TakeCompute(Linear(kColumn, OpPass::kDgrad));
+    SetComm(gather.ig, backward.TakeComm(column_reduce), kFpIg, context);
+    gather.wg.compute_seconds =
+        backward.TakeCompute(Linear(kColumn, OpPass::kWgrad)) + norm_backward_seconds;
+    SetComm(main.ig, backward.TakeComm(kHeadGather), kFpIg, context);
     rows.push_back(gather);
   } else {
-    main.wg.compute_seconds = backward.TakeCompute(c + ".wgrad") + norm_backward_seconds;
-    SetComm(main.ig, backward.TakeComm(c + ".ar_dgrad"), kFpIg, context);
+    main.wg.compute_seconds =
+        backward.TakeCompute(Linear(kColumn, OpPass::kWgrad)) + norm_backward_seconds;
+    SetComm(main.ig, backward.TakeComm(column_reduce), kFpIg, context);
   }
-  SetComm(main.fp, forward.TakeComm(names.row_linear + ".ar_output"), kFpIg, context);
+  SetComm(main.fp, forward.TakeComm(LinearComm(kRow, CommPurpose::kTpReduce)), kFpIg, context);
   main.fp.compute_seconds = forward.TakeAllCompute();
   main.ig.compute_seconds = backward.TakeAllCompute();
   rows.push_back(main);
@@ -135,34 +150,38 @@ std::optional<std::string> SimAiToken(const Op& op, SimAiColumnKind kind, int64_
   }
 }
 
-OpPool::OpPool(std::vector<Op> ops, const RooflineSpec& roofline)
-    : ops_(std::move(ops)), used_(ops_.size(), false), roofline_(roofline) {}
+bool OpQuery::Matches(const Op& op) const {
+  const graph::OpRole& role = op.role;
+  return (!kind || role.kind == *kind) && (!block || role.block == *block) &&
+         (!module || role.module == *module) && (!pass || role.pass == *pass) &&
+         (!purpose || role.purpose == *purpose) && (!group || op.group == *group);
+}
 
-const Op* OpPool::TakeComm(std::string_view name, std::optional<GroupKind> group) {
+OpPool::OpPool(std::vector<Op> ops, const ComputeTime& compute_seconds)
+    : ops_(std::move(ops)), used_(ops_.size(), false), compute_seconds_(compute_seconds) {}
+
+const Op* OpPool::TakeComm(const OpQuery& query) {
   for (size_t i = 0; i < ops_.size(); ++i) {
-    if (used_[i] || !ops_[i].IsComm() || ops_[i].name != name) continue;
-    if (group && ops_[i].group != *group) continue;
+    if (used_[i] || !ops_[i].IsComm() || !query.Matches(ops_[i])) continue;
     used_[i] = true;
     return &ops_[i];
   }
   return nullptr;
 }
 
-bool OpPool::HasComm(std::string_view name, GroupKind group) const {
+bool OpPool::HasComm(const OpQuery& query) const {
   for (size_t i = 0; i < ops_.size(); ++i) {
-    if (!used_[i] && ops_[i].IsComm() && ops_[i].name == name && ops_[i].group == group) {
-      return true;
-    }
+    if (!used_[i] && ops_[i].IsComm() && query.Matches(ops_[i])) return true;
   }
   return false;
 }
 
-double OpPool::TakeCompute(std::string_view name) {
+double OpPool::TakeCompute(const OpQuery& query) {
   double seconds = 0;
   for (size_t i = 0; i < ops_.size(); ++i) {
-    if (used_[i] || ops_[i].IsComm() || ops_[i].name != name) continue;
+    if (used_[i] || ops_[i].IsComm() || !query.Matches(ops_[i])) continue;
     used_[i] = true;
-    seconds += RooflineSeconds(ops_[i], roofline_);
+    seconds += compute_seconds_(ops_[i]);
   }
   return seconds;
 }
@@ -172,7 +191,7 @@ double OpPool::TakeAllCompute() {
   for (size_t i = 0; i < ops_.size(); ++i) {
     if (used_[i] || ops_[i].IsComm()) continue;
     used_[i] = true;
-    seconds += RooflineSeconds(ops_[i], roofline_);
+    seconds += compute_seconds_(ops_[i]);
   }
   return seconds;
 }
@@ -198,17 +217,20 @@ void SetComm(SimAiColumn& column, const Op* op, SimAiColumnKind kind, const Bloc
   column.comm_bytes = op->message_bytes;
 }
 
-void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockNames& names,
+void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockSpec& spec,
                        const BlockContext& context, std::vector<SimAiRow>& rows) {
   // The gate runs after the row linear's collective: its own row, so the bottom-up backward walk
   // runs its backward before the block's.
-  SimAiRow gate{.name = names.row_prefix + "_gate"};
-  gate.fp.compute_seconds = forward.TakeCompute(names.output_gate);
-  gate.ig.compute_seconds = backward.TakeCompute(names.output_gate + ".backward");
+  SimAiRow gate{.name = spec.row_prefix + "_gate"};
+  if (spec.separate_output_gate) {
+    const OpQuery output_gate{.module = OpModule::kOutputGate};
+    gate.fp.compute_seconds = forward.TakeCompute(output_gate);
+    gate.ig.compute_seconds = backward.TakeCompute(output_gate);
+  }
   if (context.sequence_parallel) {
-    SequenceParallelBlock(forward, backward, names, context, rows);
+    SequenceParallelBlock(forward, backward, spec, context, rows);
   } else {
-    AllReduceBlock(forward, backward, names, context, rows);
+    AllReduceBlock(forward, backward, spec, context, rows);
   }
   if (gate.fp.compute_seconds > 0 || gate.ig.compute_seconds > 0) rows.push_back(gate);
 }
@@ -217,43 +239,48 @@ void AppendEmbeddingRow(OpPool& forward, OpPool& backward, const BlockContext& c
                         std::vector<SimAiRow>& rows) {
   SimAiRow row{.name = "embedding"};
   row.fp.compute_seconds = forward.TakeAllCompute();
-  const Op* output = forward.TakeComm("embedding.rs_output");
-  SetComm(row.fp, output != nullptr ? output : forward.TakeComm("embedding.ar_output"), kFpIg,
+  const Op* output = forward.TakeComm({.purpose = CommPurpose::kSpScatter});
+  SetComm(row.fp,
+          output != nullptr ? output : forward.TakeComm({.purpose = CommPurpose::kTpReduce}), kFpIg,
           context);
-  SetComm(row.ig, backward.TakeComm("embedding.rs_output.grad"), kFpIg, context);
+  SetComm(row.ig, backward.TakeComm({.purpose = CommPurpose::kSpGather}), kFpIg, context);
   row.wg.compute_seconds = backward.TakeAllCompute();
   rows.push_back(row);
 }
 
 void AppendLmHeadRows(OpPool& forward, OpPool& backward, const BlockContext& context,
                       std::vector<SimAiRow>& rows) {
-  const std::string c = "lm_head.output_layer";
   // The final norm runs before the AG; its backward after the output layer's wgrad.
-  const double norm_backward_seconds = backward.TakeCompute("lm_head.final_norm.backward");
+  const double norm_backward_seconds = backward.TakeCompute(kPreNorm);
   if (context.sequence_parallel) {
     SimAiRow in{.name = "lm_head_in"};
     SimAiRow regather{.name = "lm_head_regather"};
-    in.fp.compute_seconds = forward.TakeCompute("lm_head.final_norm");
-    SetComm(in.fp, forward.TakeComm(c + ".ag_input"), kFpIg, context);
-    in.ig.compute_seconds = backward.TakeCompute(c + ".dgrad");
-    SetComm(in.ig, backward.TakeComm(c + ".rs_dgrad"), kFpIg, context);
-    in.wg.compute_seconds = backward.TakeCompute(c + ".wgrad") + norm_backward_seconds;
+    in.fp.compute_seconds = forward.TakeCompute(kPreNorm);
+    SetComm(in.fp, forward.TakeComm(LinearComm(kColumn, CommPurpose::kSpGather)), kFpIg, context);
+    in.ig.compute_seconds = backward.TakeCompute(Linear(kColumn, OpPass::kDgrad));
+    SetComm(in.ig, backward.TakeComm(LinearComm(kColumn, CommPurpose::kSpScatter)), kFpIg, context);
+    in.wg.compute_seconds =
+        backward.TakeCompute(Linear(kColumn, OpPass::kWgrad)) + norm_backward_seconds;
     regather.ig.compute_seconds = backward.TakeAllCompute();
-    SetComm(regather.ig, backward.TakeComm(c + ".ag_input_wgrad"), kFpIg, context);
+    SetComm(regather.ig, backward.TakeComm(LinearComm(kColumn, CommPurpose::kSpGather)), kFpIg,
+            context);
     rows.push_back(in);
     rows.push_back(regather);
   } else {
     SimAiRow head{.name = "lm_head"};
-    head.wg.compute_seconds = backward.TakeCompute(c + ".wgrad") + norm_backward_seconds;
+    head.wg.compute_seconds =
+        backward.TakeCompute(Linear(kColumn, OpPass::kWgrad)) + norm_backward_seconds;
     head.ig.compute_seconds = backward.TakeAllCompute();
-    SetComm(head.ig, backward.TakeComm(c + ".ar_dgrad"), kFpIg, context);
+    SetComm(head.ig, backward.TakeComm(LinearComm(kColumn, CommPurpose::kTpReduce)), kFpIg,
+            context);
     rows.push_back(head);
   }
-  // Output GEMM and loss compute run before the first cross-entropy all-reduce.
+  // Output GEMM and loss compute run before the first cross-entropy all-reduce. The graph emits
+  // the loss all-reduces in this order (graph/layer_ops.cc LmHeadForwardInto).
   const double loss_seconds = forward.TakeAllCompute();
   const size_t first = rows.size();
   for (const char* what : {"max", "target_logit", "exp_sum"}) {
-    const Op* op = forward.TakeComm(std::string("lm_head.cross_entropy.ar_") + what);
+    const Op* op = forward.TakeComm({.purpose = CommPurpose::kLossReduce});
     if (op == nullptr) continue;
     SimAiRow row{.name = std::string("cross_entropy_") + what};
     SetComm(row.fp, op, kFpIg, context);

@@ -1,8 +1,8 @@
 // Building blocks of the SimAI rows (docs/workload.md): an OpPool that hands
-// out the ops of one block by name and remembers which it gave away, the Workload.cc token of a
+// out the ops of one block by role and remembers which it gave away, the Workload.cc token of a
 // collective, and the row patterns of a TP column/row block, the MoE layer (simai_moe_rows.cc),
-// the embedding and the LM head. Internal to report/; an OpPool borrows the roofline and the notes
-// it is given, which must outlive it.
+// the embedding and the LM head. Internal to report/; an OpPool borrows the compute-time function
+// and the notes it is given, which must outlive it.
 #ifndef TRAINSCOPE_REPORT_SIMAI_BLOCKS_H_
 #define TRAINSCOPE_REPORT_SIMAI_BLOCKS_H_
 
@@ -45,18 +45,29 @@ enum class SimAiColumnKind { kForwardOrInputGrad, kWeightGrad };
 [[nodiscard]] std::optional<std::string> SimAiToken(const graph::Op& op, SimAiColumnKind kind,
                                                     int64_t tensor_parallel);
 
+// Which ops a pool request selects: every field that is set must equal the op's role field
+// (or its group).
+struct OpQuery {
+  std::optional<graph::OpKind> kind;
+  std::optional<graph::OpBlock> block;
+  std::optional<graph::OpModule> module;
+  std::optional<graph::OpPass> pass;
+  std::optional<graph::CommPurpose> purpose;
+  std::optional<config::GroupKind> group;
+  [[nodiscard]] bool Matches(const graph::Op& op) const;
+};
+
 // The ops of one block (forward or backward), handed out at most once each.
 class OpPool {
  public:
-  OpPool(std::vector<graph::Op> ops, const RooflineSpec& roofline);
+  OpPool(std::vector<graph::Op> ops, const ComputeTime& compute_seconds);
 
-  // The first unused collective called `name` (and of `group`, when given), or nullptr.
-  [[nodiscard]] const graph::Op* TakeComm(std::string_view name,
-                                          std::optional<config::GroupKind> group = {});
-  [[nodiscard]] bool HasComm(std::string_view name, config::GroupKind group) const;
-  // Roofline seconds of every unused compute op called exactly `name`.
-  [[nodiscard]] double TakeCompute(std::string_view name);
-  // Roofline seconds of every unused compute op.
+  // The first unused collective matching `query`, or nullptr.
+  [[nodiscard]] const graph::Op* TakeComm(const OpQuery& query);
+  [[nodiscard]] bool HasComm(const OpQuery& query) const;
+  // Seconds of every unused compute op matching `query`.
+  [[nodiscard]] double TakeCompute(const OpQuery& query);
+  // Seconds of every unused compute op.
   [[nodiscard]] double TakeAllCompute();
   // Records every unused collective in `notes`. Precondition: all compute was taken.
   void DropRest(ExportNotes& notes);
@@ -64,7 +75,7 @@ class OpPool {
  private:
   std::vector<graph::Op> ops_;
   std::vector<bool> used_;
-  const RooflineSpec& roofline_;
+  const ComputeTime& compute_seconds_;
 };
 
 // Everything the block builders need; borrows the notes, which must outlive it.
@@ -78,24 +89,22 @@ struct BlockContext {
 void SetComm(SimAiColumn& column, const graph::Op* op, SimAiColumnKind kind,
              const BlockContext& context);
 
-// Names inside one TP block: the column-parallel and row-parallel linear, an optional extra TP
-// collective between them (attention's g < t QKV gather when t exceeds the KV heads), the input
-// norm before the column linear and a compute op after the row linear's collective (both
-// optional, empty when absent).
-struct TpBlockNames {
-  std::string row_prefix;  // "attn", "gdn", "mlp", "shared_expert", "lm_head"
-  std::string column_linear;
-  std::string row_linear;
-  std::string middle_comm;
-  std::string input_norm;   // e.g. "attention.input_norm"
-  std::string output_gate;  // e.g. "moe.shared_experts.gate"
+// One TP block in a pool holding only its ops: the column-parallel and row-parallel linear
+// (modules kColumnLinear / kRowLinear), an optional head gather between them (attention's g < t
+// QKV gather when t exceeds the KV heads, purpose kHeadGather), the optional input norm before
+// the column linear (module kPreNorm) and, with `separate_output_gate`, a compute op after the
+// row linear's collective (module kOutputGate).
+struct TpBlockSpec {
+  std::string row_prefix;  // "attn", "gdn", "mlp", "shared_expert"
+  bool separate_output_gate = false;
 };
 
 // Three rows per block with SP (*_in, *_regather, *_out), one without; a fourth (second)
-// row carries the middle collective when present. The input norm's forward is the fp compute
-// before the first collective, its backward joins the column wgrad (after the dgrad RS or AR);
-// an output gate gets a compute-only row `<row_prefix>_gate` after the block.
-void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockNames& names,
+// row `<row_prefix>_qkv_gather` carries the head gather when present. The input norm's forward
+// is the fp compute before the first collective, its backward joins the column wgrad (after the
+// dgrad RS or AR); a separate output gate gets a compute-only row `<row_prefix>_gate` after the
+// block.
+void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockSpec& spec,
                        const BlockContext& context, std::vector<SimAiRow>& rows);
 
 // MoE rows: moe_router, moe_dispatch, moe_etp_gather (ETP > 1), moe_experts, moe_combine.

@@ -1,6 +1,6 @@
 // The SimAI rows of a MoE layer (docs/workload.md): router, dispatch, ETP
 // gather, experts and combine, each forward collective mirrored by its backward in the ig column.
-// Op names are those of graph/moe_ops.cc.
+// Ops are selected by the roles graph/moe_ops.cc sets.
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,68 +11,78 @@ namespace trainscope::report {
 namespace {
 
 using config::GroupKind;
+using graph::CommPurpose;
 using graph::Op;
+using graph::OpBlock;
+using graph::OpKind;
+using graph::OpPass;
 
 constexpr SimAiColumnKind kFpIg = SimAiColumnKind::kForwardOrInputGrad;
 
-// A collective op called `name` (in `group`, when given) that a row mirrors in backward.
-struct CommName {
-  std::string name;
-  std::optional<GroupKind> group;
-};
+// A collective with `purpose` in `group` that a row mirrors in backward.
+OpQuery Exchange(CommPurpose purpose, GroupKind group) {
+  return OpQuery{.purpose = purpose, .group = group};
+}
 
 // The row `row_name` whose fp column holds the first candidate present in `forward` and whose ig
-// column holds that op's backward mirror, `<name>.grad` (layer_ops.cc naming).
-SimAiRow MirroredRow(const std::string& row_name, const std::vector<CommName>& candidates,
+// column holds that op's backward mirror: the backward op of the same purpose and group.
+SimAiRow MirroredRow(const std::string& row_name, const std::vector<OpQuery>& candidates,
                      OpPool& forward, OpPool& backward, const BlockContext& context) {
   SimAiRow row{.name = row_name};
-  for (const CommName& candidate : candidates) {
-    const Op* op = forward.TakeComm(candidate.name, candidate.group);
+  for (const OpQuery& candidate : candidates) {
+    const Op* op = forward.TakeComm(candidate);
     if (op == nullptr) continue;
     SetComm(row.fp, op, kFpIg, context);
-    SetComm(row.ig, backward.TakeComm(candidate.name + ".grad", candidate.group), kFpIg, context);
+    SetComm(row.ig, backward.TakeComm(candidate), kFpIg, context);
     break;
   }
   return row;
+}
+
+OpQuery RouterGemm(OpPass pass) {
+  return OpQuery{.kind = OpKind::kGemm, .block = OpBlock::kMoeRouter, .pass = pass};
 }
 
 }  // namespace
 
 void AppendMoeRows(OpPool& forward, OpPool& backward, const BlockContext& context,
                    std::vector<SimAiRow>& rows) {
+  constexpr OpQuery kNorm{.kind = OpKind::kNorm};
+  constexpr OpQuery kTopK{.kind = OpKind::kRouterTopK};
   SimAiRow router{.name = "moe_router"};
-  router.fp.compute_seconds = forward.TakeCompute("moe.input_norm") +
-                              forward.TakeCompute("moe.router") +
-                              forward.TakeCompute("moe.router.topk");
-  SetComm(router.fp, forward.TakeComm("moe.dispatch.metadata_ag"), kFpIg, context);
+  router.fp.compute_seconds = forward.TakeCompute(kNorm) +
+                              forward.TakeCompute(RouterGemm(OpPass::kForward)) +
+                              forward.TakeCompute(kTopK);
+  SetComm(router.fp, forward.TakeComm({.purpose = CommPurpose::kEpTokenCounts}), kFpIg, context);
   router.wg.compute_seconds =
-      backward.TakeCompute("moe.router.topk.backward") + backward.TakeCompute("moe.router.dgrad") +
-      backward.TakeCompute("moe.router.wgrad") + backward.TakeCompute("moe.input_norm.backward");
+      backward.TakeCompute(kTopK) + backward.TakeCompute(RouterGemm(OpPass::kDgrad)) +
+      backward.TakeCompute(RouterGemm(OpPass::kWgrad)) + backward.TakeCompute(kNorm);
   rows.push_back(router);
   SimAiRow dispatch = MirroredRow("moe_dispatch",
-                                  {{"moe.dispatch.a2a_tokens", GroupKind::kEp},
-                                   {"moe.dispatch.ag_tokens", GroupKind::kTpEp},
-                                   {"moe.dispatch.flex", GroupKind::kTpEp}},
+                                  {Exchange(CommPurpose::kEpDispatch, GroupKind::kEp),
+                                   Exchange(CommPurpose::kEpDispatch, GroupKind::kTpEp),
+                                   Exchange(CommPurpose::kEpFlexDispatch, GroupKind::kTpEp)},
                                   forward, backward, context);
-  dispatch.fp.compute_seconds = forward.TakeCompute("moe.permute");
-  dispatch.wg.compute_seconds = backward.TakeCompute("moe.permute.backward");
+  dispatch.fp.compute_seconds = forward.TakeCompute({.kind = OpKind::kPermute});
+  dispatch.wg.compute_seconds = backward.TakeCompute({.kind = OpKind::kPermute});
   rows.push_back(dispatch);
-  if (forward.HasComm("moe.dispatch.ag_tokens", GroupKind::kEtp)) {
-    rows.push_back(MirroredRow("moe_etp_gather", {{"moe.dispatch.ag_tokens", GroupKind::kEtp}},
-                               forward, backward, context));
+  const OpQuery etp_gather = Exchange(CommPurpose::kEpDispatch, GroupKind::kEtp);
+  if (forward.HasComm(etp_gather)) {
+    rows.push_back(MirroredRow("moe_etp_gather", {etp_gather}, forward, backward, context));
   }
   // The unpermute's backward precedes the combine-gradient all-to-all (alltoall, flex).
-  const double unpermute_seconds = forward.TakeCompute("moe.unpermute");
-  const double unpermute_backward_seconds = backward.TakeCompute("moe.unpermute.backward");
-  SimAiRow experts = MirroredRow("moe_experts", {{"moe.combine.rs_output", GroupKind::kEtp}},
-                                 forward, backward, context);
+  const double unpermute_seconds = forward.TakeCompute({.kind = OpKind::kUnpermute});
+  const double unpermute_backward_seconds = backward.TakeCompute({.kind = OpKind::kUnpermute});
+  SimAiRow experts =
+      MirroredRow("moe_experts", {Exchange(CommPurpose::kEpCombine, GroupKind::kEtp)}, forward,
+                  backward, context);
   experts.fp.compute_seconds = forward.TakeAllCompute();  // sort, fc1, activation, fc2, unsort
   experts.wg.compute_seconds = backward.TakeAllCompute();
   rows.push_back(experts);
   SimAiRow combine = MirroredRow("moe_combine",
-                                 {{"moe.combine.a2a_tokens", GroupKind::kEp},
-                                  {"moe.combine.rs_output", GroupKind::kTpEp},
-                                  {"moe.combine.flex", GroupKind::kTpEp}},
+                                 {Exchange(CommPurpose::kEpCombine, GroupKind::kEp),
+                                  Exchange(CommPurpose::kEpCombine, GroupKind::kTpEp),
+                                  Exchange(CommPurpose::kEpFlexCombine, GroupKind::kTpEp)},
                                  forward, backward, context);
   combine.fp.compute_seconds = unpermute_seconds;
   combine.ig.compute_seconds = unpermute_backward_seconds;

@@ -1,31 +1,26 @@
 // The rows of a SimAI workload for one rank (docs/workload.md): the
 // once-per-step data-parallel rows and the rows of one micro-batch, each with its compute times,
 // collective tokens and sizes, plus diagnostics for everything the format cannot express. Pure:
-// builds values from the configuration; simai_writer formats them.
+// builds values from the rank's step graph and a compute-time function; simai_writer formats
+// them.
 #ifndef TRAINSCOPE_REPORT_SIMAI_ROWS_H_
 #define TRAINSCOPE_REPORT_SIMAI_ROWS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/graph/op.h"
+#include "trainscope/graph/step_graph.h"
 
 namespace trainscope::report {
 
-// Compute speeds of a simple roofline: an op takes max(flops / peak, bytes / HBM bandwidth).
-// Used for the exported compute times until trainscope's cost model provides them. Defaults are
-// an H100 SXM5: 989 dense BF16 TFLOP/s and 3.35 TB/s HBM3 (NVIDIA H100 datasheet).
-struct RooflineSpec {
-  double peak_flops_per_second = 989e12;
-  double hbm_bytes_per_second = 3.35e12;
-  friend bool operator==(const RooflineSpec&, const RooflineSpec&) = default;
-};
-
-// Seconds one compute op takes under `roofline`; 0 for communication ops.
-[[nodiscard]] double RooflineSeconds(const graph::Op& op, const RooflineSpec& roofline);
+// Seconds one compute op takes; the SimAI compute columns sum it over the ops of a cell. The
+// workload writers get it from the simulator's cost model (sim::OpCostModel::compute_seconds).
+using ComputeTime = std::function<double(const graph::Op&)>;
 
 // One column (fp, ig or wg) of a row: compute time first, then the collective.
 struct SimAiColumn {
@@ -58,12 +53,13 @@ struct SimAiWorkload {
   std::vector<std::string> diagnostics;    // what the format cannot express, in a fixed order
 };
 
-// Builds the rows of global rank `rank`: only the layers of its pipeline stage, compute times
-// from `roofline`. Precondition: config::Validate() accepted the configuration and
-// 0 <= rank < world size.
+// Builds the rows of the rank whose step graph is `graph` (graph::BuildStepGraph of `model` and
+// `training`): only the layers of its pipeline stage, compute times from `compute_seconds`.
+// Precondition: config::Validate() accepted the configuration. Borrows everything.
 [[nodiscard]] SimAiWorkload BuildSimAiWorkload(const config::ModelConfig& model,
-                                               const config::TrainingConfig& training, int64_t rank,
-                                               const RooflineSpec& roofline);
+                                               const config::TrainingConfig& training,
+                                               const graph::StepGraph& graph,
+                                               const ComputeTime& compute_seconds);
 
 }  // namespace trainscope::report
 

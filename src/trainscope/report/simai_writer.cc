@@ -49,9 +49,10 @@ std::string FormatSimAiWorkload(const SimAiWorkload& workload) {
 }
 
 ExportResult RenderSimAiWorkload(const config::ModelConfig& model,
-                                 const config::TrainingConfig& training, int64_t rank,
-                                 const RooflineSpec& roofline) {
-  SimAiWorkload workload = BuildSimAiWorkload(model, training, rank, roofline);
+                                 const config::TrainingConfig& training,
+                                 const graph::StepGraph& graph,
+                                 const ComputeTime& compute_seconds) {
+  SimAiWorkload workload = BuildSimAiWorkload(model, training, graph, compute_seconds);
   return ExportResult{.text = FormatSimAiWorkload(workload),
                       .diagnostics = std::move(workload.diagnostics)};
 }

@@ -11,6 +11,7 @@
 
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
+#include "trainscope/graph/step_graph.h"
 #include "trainscope/report/simai_rows.h"
 
 namespace trainscope::report {
@@ -24,12 +25,15 @@ struct ExportResult {
 // Formats rows already built: integer nanoseconds (rounded) and bytes, Workload.cc key order.
 [[nodiscard]] std::string FormatSimAiWorkload(const SimAiWorkload& workload);
 
-// The SimAI workload of global rank `rank` (its pipeline stage only). Compute times come from a
-// simple roofline over `roofline` (H100 by default) until trainscope's cost model provides them.
-// Precondition: config::Validate() accepted the configuration and 0 <= rank < world size.
+// The SimAI workload of the rank whose step graph is `graph` (graph::BuildStepGraph of `model`
+// and `training`; its pipeline stage only). Compute times come from `compute_seconds`, the
+// simulator's cost model for the chosen GPU, cluster and calibration
+// (sim::BindHardwareCosts(...).compute_seconds). Precondition: config::Validate() accepted the
+// configuration.
 [[nodiscard]] ExportResult RenderSimAiWorkload(const config::ModelConfig& model,
-                                               const config::TrainingConfig& training, int64_t rank,
-                                               const RooflineSpec& roofline = RooflineSpec{});
+                                               const config::TrainingConfig& training,
+                                               const graph::StepGraph& graph,
+                                               const ComputeTime& compute_seconds);
 
 }  // namespace trainscope::report
 

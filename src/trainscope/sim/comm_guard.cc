@@ -18,8 +18,8 @@ constexpr std::array<std::pair<std::string_view, CommGuardMode>, 3> kModeNames =
 // DeepEP / HybridEP token exchange (graph/moe_ops.cc FlexComm): custom kernels that never go
 // through torch.distributed.
 bool IsFlexDispatcherOp(const graph::Op& op) {
-  const std::string_view name = op.name;
-  return name.starts_with("moe.dispatch.flex") || name.starts_with("moe.combine.flex");
+  return op.role.purpose == graph::CommPurpose::kEpFlexDispatch ||
+         op.role.purpose == graph::CommPurpose::kEpFlexCombine;
 }
 
 }  // namespace

@@ -23,7 +23,7 @@
 //   all-to-all: all_to_all_single (Megatron _AllToAll for MoE and GDN CP; Transformer Engine
 //     flash_attn_a2a_communicate for attention CP)                                     -> skipped
 //   send / recv: isend / irecv, alone or in batch_isend_irecv (pipeline, CP ring)      -> skipped
-//   DeepEP / HybridEP dispatch and combine ("moe.dispatch.flex", "moe.combine.flex") are custom
+//   DeepEP / HybridEP dispatch and combine (purposes kEpFlexDispatch / kEpFlexCombine) are custom
 //     kernels, not torch.distributed calls, so no mode guards them.
 // Calls bound before the patch is applied (Megatron binds all_gather_into_tensor and
 // _coalescing_manager at import) bypass the wrapper in practice; the skip list makes that moot

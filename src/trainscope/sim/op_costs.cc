@@ -70,7 +70,7 @@ OpCostModel BindHardwareCosts(const config::TrainingConfig& training,
   costs.compute_seconds = [shared, precision](const Op& op) {
     double seconds = cost::ComputeSeconds(op, shared->cluster.gpu, shared->compute, precision,
                                           shared->gdn_backend);
-    if (op.name.starts_with("attention.core")) seconds *= shared->attention_scale;
+    if (op.role.kind == graph::OpKind::kAttentionCore) seconds *= shared->attention_scale;
     return seconds;
   };
   costs.comm_cost = [shared, cache](const Op& op, int64_t rank) {

@@ -17,12 +17,10 @@ namespace {
 
 using config::GroupKind;
 using graph::Collective;
+using graph::CommPurpose;
 using graph::Op;
+using graph::OpBlock;
 using graph::Phase;
-
-bool StartsWith(const std::string& text, std::string_view prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
 
 bool IsPipelineP2p(const Op& op) {
   return op.group == GroupKind::kPp &&
@@ -34,20 +32,18 @@ Stream StreamOf(const Op& op) {
   if (IsPipelineP2p(op)) {
     return op.collective == Collective::kSend ? Stream::kPipelineSend : Stream::kPipelineRecv;
   }
-  if (op.phase == Phase::kGradSync || op.phase == Phase::kOptimizer || StartsWith(op.name, "fsdp."))
+  if (op.phase == Phase::kGradSync || op.phase == Phase::kOptimizer ||
+      op.role.block == OpBlock::kFsdp)
     return Stream::kDataParallelComm;
   return Stream::kModelParallelComm;
 }
 
 // Routed-MoE ops whose time is set by the busiest expert-parallel rank.
-bool IsRoutedMoeOp(const Op& op) {
-  return StartsWith(op.name, "moe.dispatch") || StartsWith(op.name, "moe.combine") ||
-         StartsWith(op.name, "moe.experts") || StartsWith(op.name, "moe.permute") ||
-         StartsWith(op.name, "moe.unpermute") || StartsWith(op.name, "moe.sort_chunks") ||
-         StartsWith(op.name, "moe.unsort_chunks");
-}
+bool IsRoutedMoeOp(const Op& op) { return op.role.block == OpBlock::kMoeRouted; }
 
-bool IsCpRingOp(const Op& op) { return StartsWith(op.name, "attention.cp.p2p"); }
+bool IsCpRingOp(const Op& op) { return op.role.purpose == CommPurpose::kCpExchange; }
+
+bool IsSharedExpertOp(const Op& op) { return op.role.block == OpBlock::kMoeShared; }
 
 bool IsExpertParallelExchange(const Op& op) {
   return (op.group == GroupKind::kEp || op.group == GroupKind::kTpEp) &&
@@ -141,7 +137,8 @@ class LaneBuilder {
         ++end;
       }
       At(i).base_seconds = total;
-      if (end < Size() && StartsWith(ops_[static_cast<size_t>(end)].name, "attention.core")) {
+      if (end < Size() &&
+          ops_[static_cast<size_t>(end)].role.kind == graph::OpKind::kAttentionCore) {
         Node& core = At(end);
         ReplaceDep(core.deps, Id(end - 1), At(i).deps);
         Pipeline(core, Id(i), steps);
@@ -156,10 +153,9 @@ class LaneBuilder {
   void OverlapSharedExperts() {
     if (!training_.moe.shared_expert_overlap) return;
     for (int64_t i = 0; i < Size(); ++i) {
-      if (!StartsWith(ops_[static_cast<size_t>(i)].name, "moe.shared_experts")) continue;
+      if (!IsSharedExpertOp(ops_[static_cast<size_t>(i)])) continue;
       int64_t last = i;
-      while (last + 1 < Size() &&
-             StartsWith(ops_[static_cast<size_t>(last + 1)].name, "moe.shared_experts")) {
+      while (last + 1 < Size() && IsSharedExpertOp(ops_[static_cast<size_t>(last + 1)])) {
         ++last;
       }
       DetachSharedRun(i, last);
@@ -194,7 +190,7 @@ class LaneBuilder {
     std::vector<int32_t> reductions;
     for (int64_t i = 0; i < Size(); ++i) {
       const Op& op = ops_[static_cast<size_t>(i)];
-      if (!op.IsComm() || !StartsWith(op.name, "fsdp.") || op.micro_batch < 0) continue;
+      if (!op.IsComm() || op.role.block != OpBlock::kFsdp || op.micro_batch < 0) continue;
       if (i + 1 >= Size()) break;
       Node& next = At(i + 1);
       if (op.collective == Collective::kAllGather) {
@@ -329,20 +325,23 @@ class LaneBuilder {
     return ids;
   }
 
-  // Calls fn(run, chunk) for each run of bucket ops ("...bucketN") of one buffer in `phase`.
+  // Calls fn(run, chunk) for each run of bucket ops (purpose kGradBucket / kParamBucket) of one
+  // buffer (block and collective) and chunk in `phase`.
   template <typename Fn>
   void ForEachBucketRun(Phase phase, Fn fn) const {
-    std::map<std::pair<std::string, int64_t>, std::vector<int64_t>> runs;
-    std::vector<std::pair<std::string, int64_t>> order;
+    using BufferKey = std::tuple<OpBlock, Collective, int64_t>;
+    std::map<BufferKey, std::vector<int64_t>> runs;
+    std::vector<BufferKey> order;
     for (int64_t i = 0; i < Size(); ++i) {
       const Op& op = ops_[static_cast<size_t>(i)];
-      const size_t at = op.name.find(".bucket");
-      if (op.phase != phase || !op.IsComm() || at == std::string::npos) continue;
-      const std::pair<std::string, int64_t> key{op.name.substr(0, at), op.model_chunk};
+      const bool bucket = op.role.purpose == CommPurpose::kGradBucket ||
+                          op.role.purpose == CommPurpose::kParamBucket;
+      if (op.phase != phase || !op.IsComm() || !bucket) continue;
+      const BufferKey key{op.role.block, op.collective, op.model_chunk};
       if (!runs.contains(key)) order.push_back(key);
       runs[key].push_back(i);
     }
-    for (const auto& key : order) fn(runs.at(key), key.second);
+    for (const auto& key : order) fn(runs.at(key), std::get<2>(key));
   }
 
   const std::vector<Op>& ops_;

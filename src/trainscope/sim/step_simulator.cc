@@ -130,7 +130,7 @@ std::string CommClass(const Op& op) {
   }
 }
 
-std::string OpFamily(const Op& op) { return op.name.substr(0, op.name.find('.')); }
+std::string OpFamily(const Op& op) { return std::string(graph::FamilyName(op.role.block)); }
 
 namespace {
 

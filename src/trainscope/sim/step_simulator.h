@@ -117,7 +117,7 @@ struct StepSimulation {
 
 // The group class of a communication op as reported: "tp", "cp", "ep", "pp" or "dp".
 [[nodiscard]] std::string CommClass(const graph::Op& op);
-// The op family of a compute op: the first component of its name.
+// The op family of an op: graph::FamilyName of its block ("attention", "moe", "mlp", ...).
 [[nodiscard]] std::string OpFamily(const graph::Op& op);
 
 }  // namespace trainscope::sim
