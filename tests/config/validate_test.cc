@@ -1050,3 +1050,24 @@ TEST(ValidateTest, CountsOneMicroBatchWhenGlobalBatchIsUnset) {
 
 }  // namespace
 }  // namespace trainscope::config
+
+namespace trainscope::config {
+namespace {
+
+// T10: Qwen3-8B (32 heads x 128) at s = 1e9, b = 1, t = c = 1: core attention alone is
+// 4·4096·1e18 = 1.6e22 FLOPs per micro-batch (forward and backward), beyond 2^62 ≈ 4.6e18.
+// At s = 1e6 it is 4·4096·1e12 = 1.6e16, well inside.
+TEST(ValidateTest, RejectsSequencesWhoseOpsCannotBeCountedIn64Bits) {
+  const ModelConfig model = io::LoadPreset("Qwen3-8B");
+  TrainingConfig training;
+  training.batch.seq_length = 1'000'000'000;
+  const ValidationResult result = Validate(model, training);
+  const Violation* violation = Find(result.errors, "T10");
+  ASSERT_NE(violation, nullptr);
+  EXPECT_THAT(violation->message, HasSubstr("--seq-length 1000000000"));
+  training.batch.seq_length = 1'000'000;
+  EXPECT_FALSE(HasRule(Validate(model, training).errors, "T10"));
+}
+
+}  // namespace
+}  // namespace trainscope::config

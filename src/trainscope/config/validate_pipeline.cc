@@ -3,6 +3,7 @@
 // rules (rules C1-C42 of docs/validation.md, each with the Megatron-LM line that enforces it).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -185,7 +186,38 @@ void CheckPipelineSplit(const ModelConfig& model, const TrainingConfig& training
   }
 }
 
-// C23 and C22 (needs C1 for d), then T7.
+// T10: trainscope counts the FLOPs and bytes of every op exactly in 64 bits. The largest op of
+// a micro-batch is causal core attention, 2·b·(n/t)·d_h·s·(s/c) FLOPs forward and twice that
+// backward (attention_ops.cc), or the LM head, 2·(b·s/c)·h·V forward; both are computed here in
+// long double and must stay below 2^62 (a factor of two to spare for sums within an op).
+namespace {
+
+void CheckOpSizesFit(const ModelConfig& model, const TrainingConfig& training,
+                     ValidationResult& result) {
+  const ParallelSizes& par = training.parallel;
+  const auto b = static_cast<long double>(training.batch.micro_batch_size);
+  const auto s = static_cast<long double>(training.batch.seq_length);
+  const auto c = static_cast<long double>(par.context);
+  const auto t = static_cast<long double>(par.tensor);
+  const long double heads_dim = static_cast<long double>(model.attention.num_heads) *
+                                static_cast<long double>(model.attention.head_dim);
+  const long double attention = 4 * b * heads_dim / t * s * (s / c);
+  const long double lm_head = 2 * b * s / c * static_cast<long double>(model.hidden_size) *
+                              static_cast<long double>(model.vocab_size);
+  const long double limit = 0x1p62L;
+  if (attention < limit && lm_head < limit) return;
+  AddError(result, "T10", {kSeqLength, kMbs, kCp, kTp},
+           fmt::format("--seq-length {} with --micro-batch-size {}: one micro-batch's largest op "
+                       "would be {:.3g} FLOPs per rank, beyond the 2^62 trainscope counts exactly",
+                       training.batch.seq_length, training.batch.micro_batch_size,
+                       static_cast<double>(std::max(attention, lm_head))),
+           "use a shorter --seq-length, a smaller --micro-batch-size, or more "
+           "--context-parallel-size");
+}
+
+}  // namespace
+
+// C23 and C22 (needs C1 for d), then T7 and T10.
 void CheckBatch(const ModelConfig& model, const TrainingConfig& training,
                 ValidationResult& result) {
   const ParallelSizes& par = training.parallel;
@@ -211,6 +243,7 @@ void CheckBatch(const ModelConfig& model, const TrainingConfig& training,
                            "if the RoPE scaling supports it",
                            model.max_position_embeddings, batch.seq_length));
   }
+  CheckOpSizesFit(model, training, result);
 }
 
 }  // namespace trainscope::config::internal

@@ -122,7 +122,7 @@ void CheckVirtualStages(const TrainingConfig& training, ValidationResult& result
 // C15-C19: the even or uneven split of the decoder layers over pipeline stages.
 void CheckPipelineSplit(const ModelConfig& model, const TrainingConfig& training,
                         ValidationResult& result);
-// C23, C22, T7: global batch, micro-batch groups and sequence length.
+// C23, C22, T7, T10: global batch, micro-batch groups, sequence length and 64-bit op sizes.
 void CheckBatch(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result);
 
 // Context parallelism and Gated DeltaNet (validate_features.cc).
