@@ -86,6 +86,36 @@ void BM_SimulateStep397B4096Gpus(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulateStep397B4096Gpus)->Arg(1024)->Arg(8192)->Unit(benchmark::kMillisecond);
 
+// Simulation time against the micro-batch count per rank (Qwen3-235B-A22B on 256 GPUs, TP2 PP8
+// EP32 ETP1): long steps are extended along the schedule's period (sim/periodic_extension.h),
+// so the time stays flat once m exceeds a few periods.
+void BM_SimulateStepMicroBatches(benchmark::State& state) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-235B-A22B");
+  config::TrainingConfig training;
+  training.parallel = {
+      .world_size = 256, .tensor = 2, .pipeline = 8, .expert = 32, .expert_tensor = 1};
+  training.sequence_parallel = true;
+  training.batch = {
+      .micro_batch_size = 1, .global_batch_size = state.range(0) * 16, .seq_length = 4096};
+  training.split = {.account_for_embedding = true, .account_for_loss = true};
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.moe.grouped_gemm = true;
+  training.data_parallel.distributed_optimizer = true;
+  sim::HardwareCostOptions options;
+  options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        sim::SimulateStep(model, training, sim::BindHardwareCosts(training, options)));
+  }
+  state.counters["micro_batches"] = static_cast<double>(state.range(0));
+}
+BENCHMARK(BM_SimulateStepMicroBatches)
+    ->Arg(8)
+    ->Arg(64)
+    ->Arg(512)
+    ->Arg(2561)
+    ->Unit(benchmark::kMillisecond);
+
 // The engine's study function on the same 4,096-GPU layout, as `simulate`, the calibration
 // programs and a planner call it: simulation, metrics and memory. Reports studies per second;
 // with two threads it also exercises re-entrance (each thread studies its own copy).
