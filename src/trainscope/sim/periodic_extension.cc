@@ -91,21 +91,7 @@ StepSimulation ExtendPeriodically(const StepSimulation& first, StepSimulation se
         ExtendBreakdown(first.stage_breakdowns[i], out.stage_breakdowns[i], k);
   }
   out.critical_path = ExtendCriticalPath(first.critical_path, out.critical_path, k);
-  double latest = -1;
-  double busiest = -1;
-  for (size_t i = 0; i < out.lanes.size(); ++i) {
-    if (out.lanes[i].end_seconds > latest) {
-      latest = out.lanes[i].end_seconds;
-      out.critical_pipeline_rank = out.lanes[i].pipeline_rank;
-    }
-    const Breakdown& b = out.stage_breakdowns[i];
-    const double busy = b.total_compute_seconds + b.total_exposed_comm_seconds;
-    if (busy > busiest) {
-      busiest = busy;
-      out.busiest_pipeline_rank = out.lanes[i].pipeline_rank;
-      out.breakdown = b;
-    }
-  }
+  SelectCriticalAndBusiestStages(out);
   return out;
 }
 

@@ -40,6 +40,11 @@ struct ExtensionPlan {
 [[nodiscard]] StepSimulation ExtendPeriodically(const StepSimulation& first, StepSimulation second,
                                                 const ExtensionPlan& plan);
 
+// Sets the critical stage (the first whose last op ends the step), the busiest stage (the first
+// with the most compute plus exposed communication) and its breakdown from the lanes' end times
+// and stage breakdowns. Defined in step_simulator.cc; shared by both paths.
+void SelectCriticalAndBusiestStages(StepSimulation& sim);
+
 }  // namespace trainscope::sim::internal
 
 #endif  // TRAINSCOPE_SIM_PERIODIC_EXTENSION_H_

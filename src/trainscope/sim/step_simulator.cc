@@ -132,6 +132,28 @@ std::string CommClass(const Op& op) {
 
 std::string OpFamily(const Op& op) { return std::string(graph::FamilyName(op.role.block)); }
 
+namespace internal {
+
+void SelectCriticalAndBusiestStages(StepSimulation& sim) {
+  double latest = -1;
+  double busiest = -1;
+  for (size_t i = 0; i < sim.lanes.size(); ++i) {
+    if (sim.lanes[i].end_seconds > latest) {
+      latest = sim.lanes[i].end_seconds;
+      sim.critical_pipeline_rank = sim.lanes[i].pipeline_rank;
+    }
+    const Breakdown& b = sim.stage_breakdowns[i];
+    const double busy = b.total_compute_seconds + b.total_exposed_comm_seconds;
+    if (busy > busiest) {
+      busiest = busy;
+      sim.busiest_pipeline_rank = sim.lanes[i].pipeline_rank;
+      sim.breakdown = b;
+    }
+  }
+}
+
+}  // namespace internal
+
 namespace {
 
 // Simulates every micro-batch of the step.
@@ -162,21 +184,7 @@ StepSimulation SimulateEveryMicroBatch(const config::ModelConfig& model,
     sim.stage_breakdowns.push_back(LaneBreakdown(lane, sim.step_seconds));
   }
   sim.critical_path = CriticalPath(sim.lanes, graph, result);
-  const auto last = std::max_element(
-      sim.lanes.begin(), sim.lanes.end(),
-      [](const LaneTimeline& a, const LaneTimeline& b) { return a.end_seconds < b.end_seconds; });
-  const auto critical = static_cast<size_t>(last - sim.lanes.begin());
-  sim.critical_pipeline_rank = sim.lanes[critical].pipeline_rank;
-  double busiest = -1;
-  for (size_t i = 0; i < sim.lanes.size(); ++i) {
-    const Breakdown& b = sim.stage_breakdowns[i];
-    const double busy = b.total_compute_seconds + b.total_exposed_comm_seconds;
-    if (busy > busiest) {
-      busiest = busy;
-      sim.busiest_pipeline_rank = sim.lanes[i].pipeline_rank;
-      sim.breakdown = b;
-    }
-  }
+  internal::SelectCriticalAndBusiestStages(sim);
   sim.num_micro_batches = sim.lanes.front().graph.num_micro_batches;
   sim.simulated_micro_batches = sim.num_micro_batches;
   return sim;
