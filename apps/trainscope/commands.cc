@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "runners.h"
+#include "trainscope/config/hardware.h"
 
 namespace trainscope::app {
 namespace {
@@ -81,6 +82,14 @@ std::string CommandHelp(const Command& command) {
   for (const io::FlagGroup group : command.groups) {
     out += fmt::format("\n{} flags:\n", io::FlagGroupTitle(group));
     out += io::FlagHelp(group);
+    if (group == FlagGroup::kGpu) {
+      std::string names;
+      for (const std::string& name : config::GpuNames()) {
+        if (!names.empty()) names.append(", ");
+        names.append(name);
+      }
+      out += fmt::format("  {:<34}presets: {}\n", "", names);
+    }
     if (group == FlagGroup::kTraining) {
       out +=
           "  (Megatron-LM flags trainscope does not model, such as --lr or --save, are accepted "

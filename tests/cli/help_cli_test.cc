@@ -43,6 +43,7 @@ TEST(HelpCliTest, CommandHelpShowsOnlyThatCommandsFlags) {
   EXPECT_THAT(help.out, HasSubstr("--calibration FILE"));
   EXPECT_THAT(help.out, HasSubstr("(default 0.1)"));
   EXPECT_THAT(help.out, Not(HasSubstr("--format")));  // a workload flag
+  EXPECT_THAT(help.out, HasSubstr("GB300"));          // every GPU preset is listed
   const Outcome params = RunCli("help params");
   EXPECT_THAT(params.out, HasSubstr("--tensor-model-parallel-size"));
   EXPECT_THAT(params.out, Not(HasSubstr("--gpu")));
