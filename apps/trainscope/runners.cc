@@ -181,6 +181,11 @@ CommandOutput RunGroups(const io::CliRequest& request) {
 }
 
 CommandOutput RunWorkload(const io::CliRequest& request) {
+  if (request.json && !request.summary && request.format != "json") {
+    throw UsageError(fmt::format(
+        "--json: not used with --format {} (its output is the {} file; --json goes with --summary)",
+        request.format, request.format == "simai" ? "SimAI text" : "AICB CSV"));
+  }
   Checked c = CheckValid(request);
   const int64_t rank = CheckedRank(c.request, request.rank.value_or(0));
   const config::TrainingConfig& training = c.request.training;

@@ -136,6 +136,14 @@ TEST(HelpCliTest, WorkloadRejectsUnknownGpuAndMissingCluster) {
   EXPECT_THAT(cluster.err, HasSubstr("/nonexistent/cluster.yaml"));
 }
 
+TEST(HelpCliTest, WorkloadRejectsJsonWithATextFormat) {
+  const Outcome outcome =
+      RunCli("workload --model Qwen3-0.6B --num-gpus 8 --tp 2 --format simai --json");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--json: not used with --format simai"));
+  EXPECT_TRUE(outcome.out.empty());
+}
+
 TEST(HelpCliTest, SameFileForOutputAndTraceIsRejected) {
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / "trainscope_same.json";
