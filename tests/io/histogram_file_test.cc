@@ -126,5 +126,16 @@ TEST(HistogramFileTest, RejectsSequenceLineWithoutCount) {
               ThrowsMessage<InputError>(AllOf(HasSubstr("l.csv"), HasSubstr("line 1"))));
 }
 
+TEST(HistogramFileTest, RejectsANumberThatOverflowsADouble) {
+  EXPECT_THAT([] { (void)ParseExpertHistogram("[1, 1e400]", "h.json"); },
+              ThrowsMessage<InputError>(HasSubstr("h.json: number out of range")));
+}
+
+TEST(HistogramFileTest, RejectsDeepNesting) {
+  const std::string text = std::string(50'000, '[') + std::string(50'000, ']');
+  EXPECT_THAT([&] { (void)ParseExpertHistogram(text, "h.json"); },
+              ThrowsMessage<InputError>(HasSubstr("h.json: nested deeper than 64 levels")));
+}
+
 }  // namespace
 }  // namespace trainscope::io

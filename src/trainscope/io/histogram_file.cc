@@ -101,15 +101,6 @@ void RequirePositiveTotal(const std::vector<double>& counts, const std::string& 
   }
 }
 
-Json ParseJson(std::string_view text, const std::string& source) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& error) {
-    throw InputError(
-        fmt::format("{}: malformed JSON at byte {}: {}", source, error.byte, error.what()));
-  }
-}
-
 bool LooksLikeJson(std::string_view text) {
   const std::string_view trimmed = Trim(text);
   const size_t begin = trimmed.find_first_not_of(" \t\r\n");
@@ -126,8 +117,8 @@ std::vector<double> JsonNumbers(const Json& array, const std::string& key,
   std::vector<double> values;
   for (size_t i = 0; i < array.size(); ++i) {
     if (!array[i].is_number()) {
-      throw InputError(
-          fmt::format("{}: {}[{}]: expected a number (got {})", source, key, i, array[i].dump()));
+      throw InputError(fmt::format("{}: {}[{}]: expected a number (got {})", source, key, i,
+                                   QuoteJson(array[i])));
     }
     values.push_back(array[i].get<double>());
   }
