@@ -548,6 +548,10 @@ Options ParseOptions(int argc, char** argv) {
     std::cerr << "trainscope_fuzz: --binary and --data are required\n";
     std::exit(2);
   }
+  // Cases run in their own directories.
+  options.binary = fs::absolute(options.binary).string();
+  options.data = fs::absolute(options.data).string();
+  options.work = fs::absolute(options.work).string();
   return options;
 }
 
