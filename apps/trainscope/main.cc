@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,12 @@ int main(int argc, char** argv) {
     return trainscope::kExitBadInput;
   } catch (const trainscope::IoError& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return trainscope::kExitIoError;
+  } catch (const std::bad_alloc&) {
+    // A configuration within every input bound can still need more memory than the machine has
+    // (e.g. millions of micro-batches per rank): a runtime failure, not a crash.
+    std::cerr << "error: out of memory (fewer micro-batches per rank, a smaller --gbs or world "
+                 "size needs less)\n";
     return trainscope::kExitIoError;
   }
 }

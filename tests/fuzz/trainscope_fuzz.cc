@@ -8,10 +8,12 @@
 //   - exits 2 with an error of more than 3 lines on stderr,
 //   - leaves a partial file ("*.tmp.*") behind, or replaces /dev/null.
 // Usage: trainscope_fuzz --binary PATH --data DIR [--cases N] [--seed S] [--jobs J]
-//                        [--seconds T] [--work DIR] [--keep]
+//                        [--seconds T] [--work DIR] [--timeout S] [--memory-mb M] [--keep]
+// --seconds stops starting new cases after T seconds; --keep keeps every case directory.
 // Deterministic for a given seed: the same cases in the same order. Exit 0 when no case failed.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +47,10 @@ struct Options {
   std::string work = (fs::temp_directory_path() / "trainscope_fuzz").string();
   bool keep = false;
   int timeout_seconds = 20;
+  // Address-space limit of each case in MiB (0 = none): a runaway allocation then fails inside
+  // the case instead of pushing the machine into the OOM killer. Sanitizer builds need 0 (they
+  // reserve terabytes of shadow memory) and use ASAN_OPTIONS=hard_rss_limit_mb instead.
+  int64_t memory_mb = 4096;
 };
 
 // One generated case: the arguments after the binary and the files it needs in its directory.
@@ -468,7 +474,12 @@ pid_t Launch(const Options& options, const Case& c, const fs::path& dir) {
   ::dup2(null_fd, 0);
   ::dup2(null_fd, 1);
   ::dup2(err_fd, 2);
-  ::chdir(dir.c_str());
+  if (::chdir(dir.c_str()) != 0) ::_exit(126);
+  if (options.memory_mb > 0) {
+    const rlim_t bytes = static_cast<rlim_t>(options.memory_mb) << 20;
+    const struct rlimit limit { bytes, bytes };
+    ::setrlimit(RLIMIT_AS, &limit);
+  }
   std::vector<std::string> argv = {"timeout", "-s", "KILL", std::to_string(options.timeout_seconds),
                                    options.binary};
   argv.insert(argv.end(), c.args.begin(), c.args.end());
@@ -536,11 +547,13 @@ Options ParseOptions(int argc, char** argv) {
       options.work = value();
     } else if (flag == "--timeout") {
       options.timeout_seconds = std::stoi(value());
+    } else if (flag == "--memory-mb") {
+      options.memory_mb = std::stoll(value());
     } else if (flag == "--keep") {
       options.keep = true;
     } else {
       std::cerr << "usage: trainscope_fuzz --binary PATH --data DIR [--cases N] [--seed S] "
-                   "[--jobs J] [--seconds T] [--work DIR] [--timeout S] [--keep]\n";
+                   "[--jobs J] [--seconds T] [--work DIR] [--timeout S] [--memory-mb M] [--keep]\n";
       std::exit(2);
     }
   }
