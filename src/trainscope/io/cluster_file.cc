@@ -12,6 +12,7 @@
 #include "trainscope/error.h"
 #include "trainscope/io/input_ranges.h"
 #include "trainscope/io/input_text.h"
+#include "trainscope/io/suggest.h"
 #include "trainscope/units.h"
 
 namespace trainscope::io {
@@ -178,8 +179,8 @@ config::GpuSpec PresetGpu(const ClusterInputs& inputs, const std::optional<Clust
   if (inputs.gpu) {
     const std::optional<config::GpuSpec> gpu = config::FindGpu(*inputs.gpu);
     if (!gpu) {
-      throw UsageError(fmt::format("--gpu: unknown GPU (got {}, expected one of {})", *inputs.gpu,
-                                   GpuNameList()));
+      throw UsageError(fmt::format("--gpu: unknown GPU (got {}, expected one of {})",
+                                   Abbreviated(*inputs.gpu), GpuNameList()));
     }
     return *gpu;
   }
@@ -187,7 +188,8 @@ config::GpuSpec PresetGpu(const ClusterInputs& inputs, const std::optional<Clust
     const std::optional<config::GpuSpec> gpu = config::FindGpu(*file->gpu);
     if (!gpu) {
       Fail(file->source, "gpu",
-           fmt::format("unknown GPU (got {}, expected one of {})", *file->gpu, GpuNameList()));
+           fmt::format("unknown GPU (got {}, expected one of {})", Abbreviated(*file->gpu),
+                       GpuNameList()));
     }
     return *gpu;
   }

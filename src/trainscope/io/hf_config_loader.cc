@@ -13,6 +13,7 @@
 #include "trainscope/io/input_ranges.h"
 #include "trainscope/io/input_text.h"
 #include "trainscope/io/presets.h"
+#include "trainscope/io/suggest.h"
 
 namespace trainscope::io {
 namespace {
@@ -305,7 +306,7 @@ ModelConfig BuildModel(const Node& top) {
     top.Fail("model_type", fmt::format("unsupported model type (got \"{}\", expected one of qwen3, "
                                        "qwen3_moe, qwen3_next, qwen3_5, qwen3_5_moe, llama, "
                                        "mixtral)",
-                                       model_type));
+                                       Abbreviated(model_type)));
   }
   const bool wrapped = *family == ModelFamily::kQwen35 || *family == ModelFamily::kQwen35Moe;
   const Node text = wrapped ? top.Child("text_config") : top;
@@ -361,7 +362,7 @@ ModelConfig LoadPreset(std::string_view name) {
     throw InputError(
         fmt::format("--model: unknown model \"{}\" (expected one of {}, or use "
                     "--model-config PATH)",
-                    name, names));
+                    Abbreviated(name), names));
   }
   return ParseHfConfig(preset->json, std::string(preset->name));
 }

@@ -46,7 +46,8 @@ FlagUse ReadFlag(std::span<const std::string> args, size_t& i, Arity arity) {
   use.name = token.substr(0, equals);
   if (equals != std::string::npos) {
     if (arity == Arity::kNone) {
-      throw UsageError(fmt::format("{}: takes no value (got \"{}\")", use.name, token));
+      throw UsageError(fmt::format("{}: takes no value (got \"{}\")", Abbreviated(use.name),
+                                   Abbreviated(token)));
     }
     use.values.push_back(token.substr(equals + 1));
     return use;
@@ -173,7 +174,8 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& token = args[i];
     if (!IsFlagToken(token)) {
-      throw UsageError(fmt::format("unexpected argument \"{}\" (flags start with --)", token));
+      throw UsageError(
+          fmt::format("unexpected argument \"{}\" (flags start with --)", Abbreviated(token)));
     }
     const std::string name = token.substr(0, token.find('='));
     if (name == "--help" || name == "-h") {
@@ -196,7 +198,7 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
     } else if (IsIgnoredFlag(name)) {
       RejectOutOfScope(request, name, accepted, FlagGroup::kTraining);
     } else {
-      throw UsageError(fmt::format("unknown flag {}{}", name, FlagSuggestion(name)));
+      throw UsageError(fmt::format("unknown flag {}{}", Abbreviated(name), FlagSuggestion(name)));
     }
   }
   CheckGridAndDefaultWorldSize(request);

@@ -88,8 +88,8 @@ Enum ParseEnum(const FlagUse& use, const std::string& text,
                const config::EnumName<Enum> (&table)[N]) {
   const std::optional<Enum> value = config::ValueOf(table, text);
   if (!value) {
-    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {})", use.name, text,
-                                 config::Choices(table)));
+    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {})", use.name,
+                                 Shortened(text), config::Choices(table)));
   }
   return *value;
 }
@@ -145,7 +145,7 @@ config::OptimizerDtype ParseOptimizerDtype(const FlagUse& use,
     choices.append(config::NameOf(kOptimizerDtypeNames, dtype));
   }
   throw UsageError(fmt::format("{}: unsupported value \"{}\" (expected {})", use.name,
-                               use.values.front(), choices));
+                               Shortened(use.values.front()), choices));
 }
 
 // Applies an optimizer dtype from `allowed` to a PrecisionConfig field.
@@ -398,8 +398,8 @@ std::vector<FlagSpec> ToolFlags() {
        [](R& r, const FlagUse& use) {
          const std::string& format = use.values.front();
          if (format != "json" && format != "aicb" && format != "simai") {
-           throw UsageError(
-               fmt::format("--format: unknown value \"{}\" (expected json|aicb|simai)", format));
+           throw UsageError(fmt::format("--format: unknown value \"{}\" (expected json|aicb|simai)",
+                                        Shortened(format)));
          }
          r.format = format;
        }},
@@ -466,8 +466,9 @@ std::vector<FlagSpec> ToolFlags() {
        [](R& r, const FlagUse& use) {
          const std::string& mode = use.values.front();
          if (mode != "all" && mode != "selected" && mode != "off") {
-           throw UsageError(fmt::format(
-               "--comm-memory-guard: unknown value \"{}\" (expected all|selected|off)", mode));
+           throw UsageError(
+               fmt::format("--comm-memory-guard: unknown value \"{}\" (expected all|selected|off)",
+                           Shortened(mode)));
          }
          r.cost.comm_memory_guard = mode;
        }},
