@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ std::string HelpFor(const std::vector<std::string>& args) {
   if (args.size() < 2) return app::GeneralHelp();
   const app::Command* command = app::FindCommand(args[1]);
   if (command == nullptr) {
-    throw UsageError(fmt::format("help: unknown command \"{}\"{}", args[1],
+    throw UsageError(fmt::format("help: unknown command \"{}\"{}", io::Abbreviated(args[1]),
                                  io::DidYouMean(args[1], app::CommandNames())));
   }
   return app::CommandHelp(*command);
@@ -35,8 +36,8 @@ std::string HelpFor(const std::vector<std::string>& args) {
 const app::Command& LookUp(const std::string& name) {
   const app::Command* command = app::FindCommand(name);
   if (command != nullptr) return *command;
-  throw UsageError(
-      fmt::format("unknown command \"{}\"{}", name, io::DidYouMean(name, app::CommandNames())));
+  throw UsageError(fmt::format("unknown command \"{}\"{}", io::Abbreviated(name),
+                               io::DidYouMean(name, app::CommandNames())));
 }
 
 // Writes the command's outputs: -o and --trace together and atomically, or the text to stdout.
@@ -104,6 +105,12 @@ int main(int argc, char** argv) {
     return trainscope::kExitBadInput;
   } catch (const trainscope::IoError& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return trainscope::kExitIoError;
+  } catch (const std::bad_alloc&) {
+    // A configuration within every input bound can still need more memory than the machine has
+    // (e.g. millions of micro-batches per rank): a runtime failure, not a crash.
+    std::cerr << "error: out of memory (fewer micro-batches per rank, a smaller --gbs or world "
+                 "size needs less)\n";
     return trainscope::kExitIoError;
   }
 }

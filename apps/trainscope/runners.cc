@@ -47,7 +47,8 @@ config::ModelConfig LoadModel(const io::CliRequest& request) {
         fmt::format("command {} needs --model NAME or --model-config PATH", request.command));
   }
   if (!io::FindPreset(*request.model_name)) {
-    throw UsageError(fmt::format("--model: unknown model \"{}\"{}", *request.model_name,
+    throw UsageError(fmt::format("--model: unknown model \"{}\"{}",
+                                 io::Abbreviated(*request.model_name),
                                  io::DidYouMean(*request.model_name, io::PresetNames())));
   }
   return io::LoadPreset(*request.model_name);

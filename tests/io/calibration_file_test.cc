@@ -141,5 +141,28 @@ TEST(CalibrationFileTest, MissingFileNamesThePath) {
               ThrowsMessage<InputError>(HasSubstr("no/such/calibration.json")));
 }
 
+TEST(CalibrationFileTest, RejectsANumberThatOverflowsADouble) {
+  EXPECT_THAT([] { (void)ParseCalibration(R"({"memory_efficiency": 1e400})", "cal.json"); },
+              ThrowsMessage<InputError>(HasSubstr("cal.json: number out of range")));
+}
+
+TEST(CalibrationFileTest, RejectsALatencyAboveOneSecond) {
+  EXPECT_THAT(
+      [] { (void)ParseCalibration(R"({"links": {"nvlink_latency_seconds": 1e308}})", "cal.json"); },
+      ThrowsMessage<InputError>(
+          AllOf(HasSubstr("links.nvlink_latency_seconds: out of range"), HasSubstr("[0, 1]"))));
+}
+
+TEST(CalibrationFileTest, RejectsASubnormalEfficiency) {
+  EXPECT_THAT([] { (void)ParseCalibration(R"({"bf16_gemm_efficiency": 1e-320})", "cal.json"); },
+              ThrowsMessage<InputError>(
+                  AllOf(HasSubstr("bf16_gemm_efficiency: out of range"), HasSubstr("[0.001, 1]"))));
+}
+
+TEST(CalibrationFileTest, RejectsAHugeRankCount) {
+  EXPECT_THAT([] { (void)ParseCalibration(R"({"links": {"nvls_min_ranks": 1e308}})", "cal.json"); },
+              ThrowsMessage<InputError>(HasSubstr("links.nvls_min_ranks: expected an integer")));
+}
+
 }  // namespace
 }  // namespace trainscope::io

@@ -66,8 +66,8 @@ TEST(ClusterFileTest, RejectsUnknownLinkKeyWithItsPath) {
 
 TEST(ClusterFileTest, RejectsQuotedNumber) {
   EXPECT_THAT([] { (void)ParseClusterFile(R"({"gpus_per_node": "8"})", "c.json"); },
-              ThrowsMessage<InputError>(
-                  HasSubstr("c.json: gpus_per_node: expected an integer >= 1 (got \"8\")")));
+              ThrowsMessage<InputError>(HasSubstr(
+                  "c.json: gpus_per_node: expected an integer >= 1 and <= 10000000 (got \"8\")")));
 }
 
 TEST(ClusterFileTest, RejectsNumberForBoolean) {
@@ -77,10 +77,11 @@ TEST(ClusterFileTest, RejectsNumberForBoolean) {
 
 TEST(ClusterFileTest, RejectsNonPositiveBandwidth) {
   EXPECT_THAT([] { (void)ParseClusterFile("scale_out_gbps: 0\n", "c.yaml"); },
-              ThrowsMessage<InputError>(
-                  HasSubstr("c.yaml: scale_out_gbps: expected a number > 0 (got 0)")));
-  EXPECT_THAT([] { (void)ParseClusterFile("nvlink_gbps: -450\n", "c.yaml"); },
-              ThrowsMessage<InputError>(HasSubstr("nvlink_gbps: expected a number > 0")));
+              ThrowsMessage<InputError>(HasSubstr(
+                  "c.yaml: scale_out_gbps: expected a number in [0.001, 1e+06] (got 0)")));
+  EXPECT_THAT(
+      [] { (void)ParseClusterFile("nvlink_gbps: -450\n", "c.yaml"); },
+      ThrowsMessage<InputError>(HasSubstr("nvlink_gbps: expected a number in [0.001, 1e+06]")));
 }
 
 TEST(ClusterFileTest, RejectsZeroGpusPerNode) {
@@ -90,7 +91,8 @@ TEST(ClusterFileTest, RejectsZeroGpusPerNode) {
 
 TEST(ClusterFileTest, RejectsNegativeLatency) {
   EXPECT_THAT([] { (void)ParseClusterFile("scale_out_latency_us: -1\n", "c.yaml"); },
-              ThrowsMessage<InputError>(HasSubstr("scale_out_latency_us: expected a number >= 0")));
+              ThrowsMessage<InputError>(
+                  HasSubstr("scale_out_latency_us: expected a number in [0, 1e+06]")));
 }
 
 TEST(ClusterFileTest, RejectsEfficiencyAboveOne) {
@@ -199,6 +201,45 @@ TEST(ClusterFileTest, ResolveRejectsDomainThatSplitsANode) {
 TEST(ClusterFileTest, ResolveReportsAMissingFile) {
   EXPECT_THAT([] { (void)ResolveCluster({.cluster_path = "/nonexistent/cluster.yaml"}); },
               ThrowsMessage<InputError>(HasSubstr("/nonexistent/cluster.yaml: cannot open")));
+}
+
+TEST(ClusterFileTest, RejectsAKeyThatIsNotAName) {
+  EXPECT_THAT([] { (void)ParseClusterFile("{[1, 2]: 8}", "c.yaml"); },
+              ThrowsMessage<InputError>(
+                  AllOf(HasSubstr("c.yaml: top level: expected a key name"), HasSubstr("list"))));
+  EXPECT_THAT([] { (void)ParseClusterFile("links: {{a: 1}: 8}", "c.yaml"); },
+              ThrowsMessage<InputError>(HasSubstr("c.yaml: links: expected a key name")));
+}
+
+TEST(ClusterFileTest, RejectsASubnormalBandwidth) {
+  EXPECT_THAT([] { (void)ParseClusterFile("hbm_tbps: 1e-320", "c.yaml"); },
+              ThrowsMessage<InputError>(HasSubstr("hbm_tbps: expected a number in [0.001, 1000]")));
+}
+
+TEST(ClusterFileTest, RejectsAnAbsurdLatency) {
+  EXPECT_THAT([] { (void)ParseClusterFile("scale_out_latency_us: 1e308", "c.yaml"); },
+              ThrowsMessage<InputError>(HasSubstr("scale_out_latency_us: expected a number in")));
+  EXPECT_THAT([] { (void)ParseClusterFile("links: {nvls_latency_seconds: 1e308}", "c.yaml"); },
+              ThrowsMessage<InputError>(HasSubstr("links.nvls_latency_seconds: expected")));
+}
+
+TEST(ClusterFileTest, RejectsAbsurdCounts) {
+  EXPECT_THAT([] { (void)ParseClusterFile("gpus_per_node: 1e308", "c.yaml"); },
+              ThrowsMessage<InputError>(HasSubstr("gpus_per_node: expected an integer")));
+  EXPECT_THAT([] { (void)ParseClusterFile("nvlink_domain: 100000000", "c.yaml"); },
+              ThrowsMessage<InputError>(HasSubstr("nvlink_domain: expected an integer >= 1 and "
+                                                  "<= 10000000")));
+}
+
+TEST(ClusterFileTest, RejectsANumberThatOverflowsADouble) {
+  EXPECT_THAT([] { (void)ParseClusterFile(R"({"bf16_tflops": 1e400})", "c.json"); },
+              ThrowsMessage<InputError>(HasSubstr("c.json: bf16_tflops: expected a number")));
+}
+
+TEST(ClusterFileTest, RejectsDeepNesting) {
+  const std::string text = "gpu: " + std::string(100'000, '[');
+  EXPECT_THAT([&] { (void)ParseClusterFile(text, "c.yaml"); },
+              ThrowsMessage<InputError>(HasSubstr("c.yaml: nested deeper than 64 levels")));
 }
 
 }  // namespace

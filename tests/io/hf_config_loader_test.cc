@@ -155,5 +155,48 @@ TEST(HfConfigLoaderTest, RejectsEachBadFieldNamingIt) {
   }
 }
 
+TEST(HfConfigLoaderTest, RejectsANumberThatOverflowsADoubleNamingTheFile) {
+  EXPECT_THAT(
+      [] { (void)ParseHfConfig(R"({"model_type": "qwen3", "rope_theta": 1e400})", "c.json"); },
+      ThrowsMessage<InputError>(HasSubstr("c.json: number out of range")));
+}
+
+TEST(HfConfigLoaderTest, RejectsMoreLayersThanTheBound) {
+  EXPECT_THAT(
+      [] {
+        (void)ParseHfConfig(R"({"model_type": "qwen3", "hidden_size": 64, "vocab_size": 10,
+                                "num_hidden_layers": 2147483647, "num_attention_heads": 4})",
+                            "c.json");
+      },
+      ThrowsMessage<InputError>(HasSubstr("num_hidden_layers: absurd value (got 2147483647, "
+                                          "expected at most 10000)")));
+}
+
+TEST(HfConfigLoaderTest, RejectsMoreExpertsThanTheBound) {
+  EXPECT_THAT(
+      [] {
+        (void)ParseHfConfig(R"({"model_type": "mixtral", "hidden_size": 64, "vocab_size": 10,
+                                "num_hidden_layers": 2, "num_attention_heads": 4,
+                                "num_local_experts": 2147483647, "intermediate_size": 8,
+                                "num_experts_per_tok": 2})",
+                            "c.json");
+      },
+      ThrowsMessage<InputError>(HasSubstr("num_local_experts: absurd value (got 2147483647, "
+                                          "expected at most 100000)")));
+}
+
+TEST(HfConfigLoaderTest, QuotesAHugeWrongValueBriefly) {
+  std::string list = "[";
+  for (int i = 0; i < 100'000; ++i) list += (i ? ",[1]" : "[1]");
+  list += "]";
+  try {
+    (void)ParseHfConfig(R"({"model_type": "qwen3", "hidden_size": )" + list + "}", "c.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("hidden_size: expected an integer"));
+    EXPECT_LT(std::string(error.what()).size(), 200u);
+  }
+}
+
 }  // namespace
 }  // namespace trainscope::io

@@ -126,5 +126,35 @@ TEST(HistogramFileTest, RejectsSequenceLineWithoutCount) {
               ThrowsMessage<InputError>(AllOf(HasSubstr("l.csv"), HasSubstr("line 1"))));
 }
 
+TEST(HistogramFileTest, RejectsANumberThatOverflowsADouble) {
+  EXPECT_THAT([] { (void)ParseExpertHistogram("[1, 1e400]", "h.json"); },
+              ThrowsMessage<InputError>(HasSubstr("h.json: number out of range")));
+}
+
+TEST(HistogramFileTest, RejectsDeepNesting) {
+  const std::string text = std::string(50'000, '[') + std::string(50'000, ']');
+  EXPECT_THAT([&] { (void)ParseExpertHistogram(text, "h.json"); },
+              ThrowsMessage<InputError>(HasSubstr("h.json: nested deeper than 64 levels")));
+}
+
+TEST(HistogramFileTest, RejectsCountsWhoseSumWouldOverflow) {
+  EXPECT_THAT(
+      [] {
+        (void)ParseSequenceLengthHistogram(
+            R"({"lengths": [50, 150], "counts": [1.7976931348623157e308, 1e308]})", "l.json");
+      },
+      ThrowsMessage<InputError>(HasSubstr("l.json: counts[0]: expected a count >= 0 and <= 1e15")));
+  EXPECT_THAT([] { (void)ParseSequenceLengthHistogram("50,1e300\n", "l.csv"); },
+              ThrowsMessage<InputError>(HasSubstr("l.csv: line 1: count: expected a number >= 0")));
+  EXPECT_THAT([] { (void)ParseExpertHistogram("[1, 1e300]", "e.json"); },
+              ThrowsMessage<InputError>(HasSubstr("e.json: experts[1]: expected a count")));
+}
+
+TEST(HistogramFileTest, RejectsLengthsAboveTheSequenceLengthBound) {
+  EXPECT_THAT([] { (void)ParseSequenceLengthHistogram("1000000000,1\n", "l.csv"); },
+              ThrowsMessage<InputError>(HasSubstr("l.csv: line 1: length: expected an integer <= "
+                                                  "100000000")));
+}
+
 }  // namespace
 }  // namespace trainscope::io

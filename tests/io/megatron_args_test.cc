@@ -198,5 +198,63 @@ TEST(MegatronArgsTest, ConvertsLayersPerVirtualStageToVpp) {
   EXPECT_EQ(request.training.parallel.virtual_stages, 4);
 }
 
+TEST(MegatronArgsTest, RejectsSizesAboveTheirBoundsNamingFlagAndBound) {
+  const BadArgs cases[] = {
+      {{"params", "--num-gpus", "10000001"},
+       "--num-gpus: absurd value (got 10000001, expected "
+       "at most 10000000)"},
+      {{"params", "--etp", "2147483647"}, "--etp: absurd value"},
+      {{"params", "--tp", "2147483648", "--pp", "2147483648"}, "--tp: absurd value"},
+      {{"params", "--seq", "1000000000"},
+       "--seq: absurd value (got 1000000000, expected at "
+       "most 100000000)"},
+      {{"params", "--mbs", "10000000"}, "--mbs: absurd value"},
+      {{"params", "--gbs", "10000000000"}, "--gbs: absurd value"},
+      {{"params", "--rank", "10000000"}, "--rank: absurd value"},
+      {{"params", "--scale-out-gbps", "1e-320"}, "--scale-out-gbps: expected a number in"},
+      {{"params", "--scale-out-latency-us", "1e308"}, "--scale-out-latency-us: expected a number"},
+      {{"params", "--moe-expert-capacity-factor", "nan"}, "--moe-expert-capacity-factor"},
+      {{"params", "--memory-fragmentation", "1e-320"}, "--memory-fragmentation: expected"},
+  };
+  for (const BadArgs& bad : cases) {
+    SCOPED_TRACE(bad.expected);
+    EXPECT_THAT([&] { (void)ParseCommandLine(bad.args); },
+                ThrowsMessage<UsageError>(HasSubstr(bad.expected)));
+  }
+}
+
+TEST(MegatronArgsTest, RejectsGridsWhoseProductOverflowsTheWorldSize) {
+  EXPECT_THAT(
+      [] {
+        (void)Parse({"params", "--tp", "10000000", "--pp", "10000000"});
+      },
+      ThrowsMessage<UsageError>(HasSubstr("--tp x --cp x --pp x --dp: the product exceeds "
+                                          "the largest world size")));
+  EXPECT_THAT(
+      [] {
+        (void)Parse({"params", "--ep", "4000", "--etp", "4000", "--num-gpus", "8"});
+      },
+      ThrowsMessage<UsageError>(HasSubstr("--etp x --ep x --pp")));
+  EXPECT_THAT(
+      [] {
+        (void)Parse({"params", "--tp", "1024", "--etp", "1", "--ep", "9999"});
+      },
+      ThrowsMessage<UsageError>(HasSubstr("--num-gpus: the default world size")));
+}
+
+TEST(MegatronArgsTest, RejectsHierarchicalSizesWhoseProductOverflows) {
+  EXPECT_THAT(
+      [] {
+        (void)Parse(
+            {"params", "--hierarchical-context-parallel-sizes", "4000000", "4000000", "4000000"});
+      },
+      ThrowsMessage<UsageError>(
+          HasSubstr("--hierarchical-context-parallel-sizes: the product of the sizes exceeds")));
+}
+
+TEST(MegatronArgsTest, AcceptsZeroScaleOutLatency) {
+  EXPECT_EQ(Parse({"params", "--scale-out-latency-us", "0"}).hardware.scale_out_latency_us, 0.0);
+}
+
 }  // namespace
 }  // namespace trainscope::io

@@ -1,6 +1,8 @@
 // The one function that writes output files: render everything in memory first, then write
-// each file to "<name>.tmp" in the destination directory, flush, close and rename over
+// each file to "<name>.tmp.<pid>" in the destination directory, flush, close and rename over
 // "<name>". On failure the temporary file is removed and the destination is untouched.
+// A symlink is followed (the file it points to is replaced; the link stays); an existing
+// character device or FIFO (/dev/null, a pipe) is written in place; a directory is refused.
 #ifndef TRAINSCOPE_IO_ATOMIC_WRITE_H_
 #define TRAINSCOPE_IO_ATOMIC_WRITE_H_
 

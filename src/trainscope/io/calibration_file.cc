@@ -10,6 +10,7 @@
 
 #include "trainscope/config/hardware.h"
 #include "trainscope/error.h"
+#include "trainscope/io/input_ranges.h"
 #include "trainscope/io/input_text.h"
 
 namespace trainscope::io {
@@ -17,66 +18,65 @@ namespace {
 
 using Json = nlohmann::json;
 
-// How a field's value is checked.
-enum class FieldKind {
-  kFraction,     // a number in (0, 1]: efficiencies
-  kExponent,     // a number in (0, 1]: ramp exponents (a larger one lets more bytes take less time)
-  kNonNegative,  // a number >= 0: latencies in seconds, ramp half sizes in bytes
-  kInteger,      // an integer >= Field::minimum: tile sizes, rank counts
-};
-
-// One overridable field of `Struct`: its JSON key, its check, and the member it sets (a double
-// member, or an int64_t member for kInteger).
+// One overridable field of `Struct`: its JSON key, and either a double member with its range
+// or an int64_t member with its minimum (at most kMaxIntegerField).
 template <typename Struct>
 struct Field {
   std::string_view key;
-  FieldKind kind;
+  NumberRange range;
   double Struct::*real = nullptr;
   int64_t Struct::*integer = nullptr;
-  int64_t minimum = 1;  // kInteger only
+  int64_t minimum = 1;  // integer fields only
 };
+
+// Largest integer field value: tile sizes and rank counts.
+constexpr int64_t kMaxIntegerField = 1'000'000;
+// Integer fields carry no NumberRange.
+constexpr NumberRange kIntegerField{};
+
+// gpu_throughput_scale factors.
+constexpr NumberRange kThroughputScaleRange{1e-3, 2.0};
 
 using cost::ComputeEfficiency;
 using cost::LinkEfficiency;
 
 // The one table of ComputeEfficiency keys.
 constexpr std::array<Field<ComputeEfficiency>, 13> kComputeFields = {{
-    {"bf16_gemm_efficiency", FieldKind::kFraction, &ComputeEfficiency::bf16_gemm_efficiency},
-    {"fp8_gemm_efficiency", FieldKind::kFraction, &ComputeEfficiency::fp8_gemm_efficiency},
-    {"gemm_tile_m", FieldKind::kInteger, nullptr, &ComputeEfficiency::gemm_tile_m},
-    {"gemm_tile_n", FieldKind::kInteger, nullptr, &ComputeEfficiency::gemm_tile_n},
-    {"gemm_tile_k", FieldKind::kInteger, nullptr, &ComputeEfficiency::gemm_tile_k},
-    {"fused_kernel_efficiency", FieldKind::kFraction, &ComputeEfficiency::fused_kernel_efficiency},
-    {"memory_efficiency", FieldKind::kFraction, &ComputeEfficiency::memory_efficiency},
-    {"attention_forward_efficiency", FieldKind::kFraction,
+    {"bf16_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::bf16_gemm_efficiency},
+    {"fp8_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::fp8_gemm_efficiency},
+    {"gemm_tile_m", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_m},
+    {"gemm_tile_n", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_n},
+    {"gemm_tile_k", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_k},
+    {"fused_kernel_efficiency", kEfficiencyRange, &ComputeEfficiency::fused_kernel_efficiency},
+    {"memory_efficiency", kEfficiencyRange, &ComputeEfficiency::memory_efficiency},
+    {"attention_forward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::attention_forward_efficiency},
-    {"attention_backward_efficiency", FieldKind::kFraction,
+    {"attention_backward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::attention_backward_efficiency},
-    {"gdn_fla_forward_efficiency", FieldKind::kFraction,
+    {"gdn_fla_forward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::gdn_fla_forward_efficiency},
-    {"gdn_fla_backward_efficiency", FieldKind::kFraction,
+    {"gdn_fla_backward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::gdn_fla_backward_efficiency},
-    {"gdn_flashqla_forward_efficiency", FieldKind::kFraction,
+    {"gdn_flashqla_forward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::gdn_flashqla_forward_efficiency},
-    {"gdn_flashqla_backward_efficiency", FieldKind::kFraction,
+    {"gdn_flashqla_backward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::gdn_flashqla_backward_efficiency},
 }};
 
 // The one table of LinkEfficiency keys (config/cluster.h); the ranges are those of the cluster
 // file's link keys (io/cluster_file.cc), so both files accept the same values.
 constexpr std::array<Field<LinkEfficiency>, 11> kLinkFields = {{
-    {"nvlink_bus_efficiency", FieldKind::kFraction, &LinkEfficiency::nvlink_bus_efficiency},
-    {"nvlink_latency_seconds", FieldKind::kNonNegative, &LinkEfficiency::nvlink_latency_seconds},
-    {"nvlink_half_bytes", FieldKind::kNonNegative, &LinkEfficiency::nvlink_half_bytes},
-    {"nvlink_ramp_exponent", FieldKind::kExponent, &LinkEfficiency::nvlink_ramp_exponent},
-    {"nvls_efficiency", FieldKind::kFraction, &LinkEfficiency::nvls_efficiency},
-    {"nvls_latency_seconds", FieldKind::kNonNegative, &LinkEfficiency::nvls_latency_seconds},
-    {"nvls_min_ranks", FieldKind::kInteger, nullptr, &LinkEfficiency::nvls_min_ranks, 2},
-    {"scale_out_bus_efficiency", FieldKind::kFraction, &LinkEfficiency::scale_out_bus_efficiency},
-    {"scale_out_half_bytes", FieldKind::kNonNegative, &LinkEfficiency::scale_out_half_bytes},
-    {"scale_out_ramp_exponent", FieldKind::kExponent, &LinkEfficiency::scale_out_ramp_exponent},
-    {"scale_out_latency_seconds", FieldKind::kNonNegative,
-     &LinkEfficiency::scale_out_latency_seconds},
+    {"nvlink_bus_efficiency", kEfficiencyRange, &LinkEfficiency::nvlink_bus_efficiency},
+    {"nvlink_latency_seconds", kLatencySecondsRange, &LinkEfficiency::nvlink_latency_seconds},
+    {"nvlink_half_bytes", kHalfBytesRange, &LinkEfficiency::nvlink_half_bytes},
+    {"nvlink_ramp_exponent", kEfficiencyRange, &LinkEfficiency::nvlink_ramp_exponent},
+    {"nvls_efficiency", kEfficiencyRange, &LinkEfficiency::nvls_efficiency},
+    {"nvls_latency_seconds", kLatencySecondsRange, &LinkEfficiency::nvls_latency_seconds},
+    {"nvls_min_ranks", kIntegerField, nullptr, &LinkEfficiency::nvls_min_ranks, 2},
+    {"scale_out_bus_efficiency", kEfficiencyRange, &LinkEfficiency::scale_out_bus_efficiency},
+    {"scale_out_half_bytes", kHalfBytesRange, &LinkEfficiency::scale_out_half_bytes},
+    {"scale_out_ramp_exponent", kEfficiencyRange, &LinkEfficiency::scale_out_ramp_exponent},
+    {"scale_out_latency_seconds", kLatencySecondsRange, &LinkEfficiency::scale_out_latency_seconds},
 }};
 
 [[noreturn]] void Fail(const std::string& source, const std::string& key,
@@ -88,33 +88,24 @@ constexpr std::array<Field<LinkEfficiency>, 11> kLinkFields = {{
 template <typename Struct>
 double CheckedValue(const Json& value, const Field<Struct>& field, const std::string& key,
                     const std::string& source) {
-  const std::string got = value.dump();
-  if (field.kind == FieldKind::kInteger) {
-    if (!value.is_number_integer() || value.get<int64_t>() < field.minimum ||
-        (value.is_number_unsigned() && value.get<uint64_t>() > 1'000'000)) {
-      Fail(source, key, fmt::format("expected an integer >= {} (got {})", field.minimum, got));
+  const std::string got = QuoteJson(value);
+  if (field.integer != nullptr) {
+    if (!value.is_number_integer() ||
+        (value.is_number_unsigned() && value.get<uint64_t>() > kMaxIntegerField) ||
+        value.get<int64_t>() < field.minimum || value.get<int64_t>() > kMaxIntegerField) {
+      Fail(source, key,
+           fmt::format("expected an integer >= {} and <= {} (got {})", field.minimum,
+                       kMaxIntegerField, got));
     }
     return static_cast<double>(value.get<int64_t>());
   }
   if (!value.is_number()) Fail(source, key, fmt::format("expected a number (got {})", got));
   const double number = value.get<double>();
-  switch (field.kind) {
-    case FieldKind::kFraction:
-    case FieldKind::kExponent:
-      if (!(number > 0 && number <= 1)) {
-        Fail(source, key, fmt::format("out of range (got {}, expected a number in (0, 1])", got));
-      }
-      return number;
-    case FieldKind::kNonNegative:
-      if (!(number >= 0)) {
-        Fail(source, key, fmt::format("out of range (got {}, expected a number >= 0)", got));
-      }
-      return number;
-    case FieldKind::kInteger:
-      break;
+  if (!InRange(number, field.range)) {
+    Fail(source, key,
+         fmt::format("out of range (got {}, expected {})", got, DescribeRange(field.range)));
   }
-  TRAINSCOPE_CHECK(false, "unhandled FieldKind");
-  return 0;
+  return number;
 }
 
 // Validates one key of `object` against `fields` and records it in `into`. Returns false when
@@ -160,9 +151,10 @@ void ReadGpuScales(const Json& scales, const std::string& source, CalibrationOve
   for (const auto& [name, value] : scales.items()) {
     const std::optional<config::GpuSpec> gpu = config::FindGpu(name);
     if (!gpu) Fail(source, key + "." + name, "unknown GPU preset (see trainscope help)");
-    if (!value.is_number() || !(value.get<double>() > 0) || value.get<double>() > 2) {
+    if (!value.is_number() || !InRange(value.get<double>(), kThroughputScaleRange)) {
       Fail(source, key + "." + name,
-           fmt::format("expected a number in (0, 2] (got {})", value.dump()));
+           fmt::format("expected {} (got {})", DescribeRange(kThroughputScaleRange),
+                       QuoteJson(value)));
     }
     overrides.gpu_throughput_scale[gpu->name] = value.get<double>();
   }
@@ -170,13 +162,14 @@ void ReadGpuScales(const Json& scales, const std::string& source, CalibrationOve
 
 cost::GdnBackend ReadGdnBackend(const Json& value, const std::string& source) {
   if (!value.is_string()) {
-    Fail(source, "gdn_backend", fmt::format("expected a string (got {})", value.dump()));
+    Fail(source, "gdn_backend", fmt::format("expected a string (got {})", QuoteJson(value)));
   }
   const std::optional<cost::GdnBackend> backend =
       cost::GdnBackendFromName(value.get<std::string>());
   if (!backend) {
     Fail(source, "gdn_backend",
-         fmt::format("unknown backend (got {}, expected \"fla\" or \"flashqla\")", value.dump()));
+         fmt::format("unknown backend (got {}, expected \"fla\" or \"flashqla\")",
+                     QuoteJson(value)));
   }
   return *backend;
 }

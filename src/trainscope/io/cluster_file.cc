@@ -10,7 +10,9 @@
 
 #include "trainscope/config/hardware.h"
 #include "trainscope/error.h"
+#include "trainscope/io/input_ranges.h"
 #include "trainscope/io/input_text.h"
+#include "trainscope/io/suggest.h"
 #include "trainscope/units.h"
 
 namespace trainscope::io {
@@ -20,35 +22,30 @@ namespace {
 constexpr double kSecondsPerMicrosecond = 1e-6;
 constexpr std::string_view kDefaultGpu = "H100";
 
-enum class Rule {
-  kPositive,     // > 0
-  kNonNegative,  // >= 0
-  kFraction,     // in (0, 1]
-  kExponent,     // in (0, 1]: a larger exponent would let more bytes take less time
-};
-
 // One overridable config::LinkEfficiency field (a double, or nvls_min_ranks).
 struct LinkField {
   std::string_view key;
-  Rule rule;
+  NumberRange range;
   double config::LinkEfficiency::*member;
 };
 
-// The one table of the cluster file's link keys; same names and units (SI) as the fields.
+// The one table of the cluster file's link keys; same names and units (SI) as the fields, same
+// ranges as the calibration file's (io/input_ranges.h).
 constexpr std::array<LinkField, 11> kLinkFields = {{
-    {"nvlink_bus_efficiency", Rule::kFraction, &config::LinkEfficiency::nvlink_bus_efficiency},
-    {"nvlink_latency_seconds", Rule::kNonNegative, &config::LinkEfficiency::nvlink_latency_seconds},
-    {"nvlink_half_bytes", Rule::kNonNegative, &config::LinkEfficiency::nvlink_half_bytes},
-    {"nvlink_ramp_exponent", Rule::kExponent, &config::LinkEfficiency::nvlink_ramp_exponent},
-    {"nvls_efficiency", Rule::kFraction, &config::LinkEfficiency::nvls_efficiency},
-    {"nvls_latency_seconds", Rule::kNonNegative, &config::LinkEfficiency::nvls_latency_seconds},
-    {"scale_out_bus_efficiency", Rule::kFraction,
+    {"nvlink_bus_efficiency", kEfficiencyRange, &config::LinkEfficiency::nvlink_bus_efficiency},
+    {"nvlink_latency_seconds", kLatencySecondsRange,
+     &config::LinkEfficiency::nvlink_latency_seconds},
+    {"nvlink_half_bytes", kHalfBytesRange, &config::LinkEfficiency::nvlink_half_bytes},
+    {"nvlink_ramp_exponent", kEfficiencyRange, &config::LinkEfficiency::nvlink_ramp_exponent},
+    {"nvls_efficiency", kEfficiencyRange, &config::LinkEfficiency::nvls_efficiency},
+    {"nvls_latency_seconds", kLatencySecondsRange, &config::LinkEfficiency::nvls_latency_seconds},
+    {"scale_out_bus_efficiency", kEfficiencyRange,
      &config::LinkEfficiency::scale_out_bus_efficiency},
-    {"scale_out_half_bytes", Rule::kNonNegative, &config::LinkEfficiency::scale_out_half_bytes},
-    {"scale_out_ramp_exponent", Rule::kExponent, &config::LinkEfficiency::scale_out_ramp_exponent},
-    {"scale_out_latency_seconds", Rule::kNonNegative,
+    {"scale_out_half_bytes", kHalfBytesRange, &config::LinkEfficiency::scale_out_half_bytes},
+    {"scale_out_ramp_exponent", kEfficiencyRange, &config::LinkEfficiency::scale_out_ramp_exponent},
+    {"scale_out_latency_seconds", kLatencySecondsRange,
      &config::LinkEfficiency::scale_out_latency_seconds},
-    {"nvls_min_ranks", Rule::kPositive, nullptr},  // an integer >= 2, read separately
+    {"nvls_min_ranks", {}, nullptr},  // an integer in [2, kMaxWorldSize], read separately
 }};
 
 [[noreturn]] void Fail(const std::string& source, const std::string& key,
@@ -60,7 +57,9 @@ std::string Got(const YAML::Node& node) {
   if (node.IsMap()) return "a mapping";
   if (node.IsSequence()) return "a list";
   if (node.IsNull()) return "nothing";
-  return node.Tag() == "!" ? fmt::format("\"{}\"", node.Scalar()) : node.Scalar();
+  std::string scalar = node.Scalar();
+  if (scalar.size() > 60) scalar = scalar.substr(0, 57) + "...";
+  return node.Tag() == "!" ? fmt::format("\"{}\"", scalar) : scalar;
 }
 
 // A plain (unquoted) scalar: in YAML and JSON a quoted value is a string.
@@ -69,45 +68,21 @@ bool IsPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag(
 int64_t ReadInteger(const YAML::Node& node, const std::string& key, const std::string& source,
                     int64_t min) {
   int64_t value = 0;
-  if (!IsPlainScalar(node) || !YAML::convert<int64_t>::decode(node, value) || value < min) {
-    Fail(source, key, fmt::format("expected an integer >= {} (got {})", min, Got(node)));
+  if (!IsPlainScalar(node) || !YAML::convert<int64_t>::decode(node, value) || value < min ||
+      value > kMaxWorldSize) {
+    Fail(
+        source, key,
+        fmt::format("expected an integer >= {} and <= {} (got {})", min, kMaxWorldSize, Got(node)));
   }
   return value;
 }
 
-const char* Expected(Rule rule) {
-  switch (rule) {
-    case Rule::kPositive:
-      return "a number > 0";
-    case Rule::kNonNegative:
-      return "a number >= 0";
-    case Rule::kFraction:
-      return "a number in (0, 1]";
-    case Rule::kExponent:
-      return "a number in (0, 1], so that more bytes never take less time";
-  }
-  return "";
-}
-
-bool Satisfies(double value, Rule rule) {
-  switch (rule) {
-    case Rule::kPositive:
-      return value > 0;
-    case Rule::kNonNegative:
-      return value >= 0;
-    case Rule::kFraction:
-    case Rule::kExponent:
-      return value > 0 && value <= 1;
-  }
-  return false;
-}
-
 double ReadNumber(const YAML::Node& node, const std::string& key, const std::string& source,
-                  Rule rule) {
+                  NumberRange range, std::string_view note = "") {
   double value = 0;
   if (!IsPlainScalar(node) || !YAML::convert<double>::decode(node, value) ||
-      !std::isfinite(value) || !Satisfies(value, rule)) {
-    Fail(source, key, fmt::format("expected {} (got {})", Expected(rule), Got(node)));
+      !InRange(value, range)) {
+    Fail(source, key, fmt::format("expected {}{} (got {})", DescribeRange(range), note, Got(node)));
   }
   return value;
 }
@@ -124,6 +99,14 @@ std::string ReadString(const YAML::Node& node, const std::string& key, const std
   return node.Scalar();
 }
 
+// The name of a mapping key; a key that is not a plain scalar ({[1, 2]: 8}) is rejected.
+std::string KeyName(const YAML::Node& key, const std::string& where, const std::string& source) {
+  if (!key.IsScalar()) {
+    Fail(source, where, fmt::format("expected a key name (got {} as a key)", Got(key)));
+  }
+  return key.Scalar();
+}
+
 std::string LinkKeyList() {
   std::string list;
   for (const LinkField& field : kLinkFields) {
@@ -135,7 +118,7 @@ std::string LinkKeyList() {
 void ReadLinks(const YAML::Node& links, const std::string& source, ClusterFile& file) {
   if (!links.IsMap()) Fail(source, "links", fmt::format("expected a mapping (got {})", Got(links)));
   for (const auto& entry : links) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = KeyName(entry.first, "links", source);
     const std::string path = "links." + key;
     const auto field = std::ranges::find(kLinkFields, key, &LinkField::key);
     if (field == kLinkFields.end()) {
@@ -143,7 +126,10 @@ void ReadLinks(const YAML::Node& links, const std::string& source, ClusterFile& 
     }
     file.links[key] = field->member == nullptr
                           ? static_cast<double>(ReadInteger(entry.second, path, source, 2))
-                          : ReadNumber(entry.second, path, source, field->rule);
+                          : ReadNumber(entry.second, path, source, field->range,
+                                       key.ends_with("_ramp_exponent")
+                                           ? ", so that more bytes never take less time"
+                                           : "");
   }
 }
 
@@ -157,21 +143,21 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
   } else if (key == "nvlink_domain") {
     file.nvlink_domain = ReadInteger(value, key, source, 1);
   } else if (key == "scale_out_gbps") {
-    file.scale_out_gbps = ReadNumber(value, key, source, Rule::kPositive);
+    file.scale_out_gbps = ReadNumber(value, key, source, kLinkBandwidthRange);
   } else if (key == "scale_out_latency_us") {
-    file.scale_out_latency_us = ReadNumber(value, key, source, Rule::kNonNegative);
+    file.scale_out_latency_us = ReadNumber(value, key, source, kLatencyMicrosecondsRange);
   } else if (key == "nvls") {
     file.nvls = ReadBool(value, key, source);
   } else if (key == "bf16_tflops") {
-    file.bf16_tflops = ReadNumber(value, key, source, Rule::kPositive);
+    file.bf16_tflops = ReadNumber(value, key, source, kTflopsRange);
   } else if (key == "fp8_tflops") {
-    file.fp8_tflops = ReadNumber(value, key, source, Rule::kPositive);
+    file.fp8_tflops = ReadNumber(value, key, source, kTflopsRange);
   } else if (key == "memory_gib") {
-    file.memory_gib = ReadNumber(value, key, source, Rule::kPositive);
+    file.memory_gib = ReadNumber(value, key, source, kMemoryGibRange);
   } else if (key == "hbm_tbps") {
-    file.hbm_tbps = ReadNumber(value, key, source, Rule::kPositive);
+    file.hbm_tbps = ReadNumber(value, key, source, kHbmTbpsRange);
   } else if (key == "nvlink_gbps") {
-    file.nvlink_gbps = ReadNumber(value, key, source, Rule::kPositive);
+    file.nvlink_gbps = ReadNumber(value, key, source, kLinkBandwidthRange);
   } else if (key == "links") {
     ReadLinks(value, source, file);
   } else {
@@ -193,8 +179,8 @@ config::GpuSpec PresetGpu(const ClusterInputs& inputs, const std::optional<Clust
   if (inputs.gpu) {
     const std::optional<config::GpuSpec> gpu = config::FindGpu(*inputs.gpu);
     if (!gpu) {
-      throw UsageError(fmt::format("--gpu: unknown GPU (got {}, expected one of {})", *inputs.gpu,
-                                   GpuNameList()));
+      throw UsageError(fmt::format("--gpu: unknown GPU (got {}, expected one of {})",
+                                   Abbreviated(*inputs.gpu), GpuNameList()));
     }
     return *gpu;
   }
@@ -202,7 +188,8 @@ config::GpuSpec PresetGpu(const ClusterInputs& inputs, const std::optional<Clust
     const std::optional<config::GpuSpec> gpu = config::FindGpu(*file->gpu);
     if (!gpu) {
       Fail(file->source, "gpu",
-           fmt::format("unknown GPU (got {}, expected one of {})", *file->gpu, GpuNameList()));
+           fmt::format("unknown GPU (got {}, expected one of {})", Abbreviated(*file->gpu),
+                       GpuNameList()));
     }
     return *gpu;
   }
@@ -307,6 +294,7 @@ void CheckDomainHoldsWholeNodes(const ClusterInputs& inputs, const std::optional
 }  // namespace
 
 ClusterFile ParseClusterFile(std::string_view text, const std::string& source) {
+  CheckNesting(text, source, /*quoted_strings=*/false);
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -319,7 +307,9 @@ ClusterFile ParseClusterFile(std::string_view text, const std::string& source) {
         fmt::format("{}: expected a mapping of keys at top level (got {})", source, Got(root)));
   }
   ClusterFile file{.source = source};
-  for (const auto& entry : root) ReadKey(entry.first.as<std::string>(), entry.second, source, file);
+  for (const auto& entry : root) {
+    ReadKey(KeyName(entry.first, "top level", source), entry.second, source, file);
+  }
   return file;
 }
 

@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "trainscope/error.h"
+#include "trainscope/io/input_ranges.h"
 #include "trainscope/io/input_text.h"
 #include "trainscope/io/presets.h"
+#include "trainscope/io/suggest.h"
 
 namespace trainscope::io {
 namespace {
@@ -43,55 +45,56 @@ struct Node {
   }
   [[nodiscard]] const Json& At(std::string_view key) const { return json.at(std::string(key)); }
 
-  // A positive integer field. Throws if missing (when no fallback), mistyped or out of range.
-  [[nodiscard]] int64_t PositiveInt(std::string_view key) const {
+  // A positive integer field at most `maximum`. Throws if missing, mistyped or out of range.
+  [[nodiscard]] int64_t PositiveInt(std::string_view key, int64_t maximum = kMaxDimension) const {
     if (!Has(key)) Fail(key, "missing required field (expected a positive integer)");
-    return CheckedInt(key, /*minimum=*/1);
+    return CheckedInt(key, /*minimum=*/1, maximum);
   }
-  [[nodiscard]] int64_t IntOr(std::string_view key, int64_t fallback, int64_t minimum) const {
-    return Has(key) ? CheckedInt(key, minimum) : fallback;
+  [[nodiscard]] int64_t IntOr(std::string_view key, int64_t fallback, int64_t minimum,
+                              int64_t maximum = kMaxDimension) const {
+    return Has(key) ? CheckedInt(key, minimum, maximum) : fallback;
   }
-  [[nodiscard]] int64_t CheckedInt(std::string_view key, int64_t minimum) const {
+  [[nodiscard]] int64_t CheckedInt(std::string_view key, int64_t minimum, int64_t maximum) const {
     const Json& value = At(key);
     if (!value.is_number_integer()) {
-      Fail(key, fmt::format("expected an integer (got {})", value.dump()));
+      Fail(key, fmt::format("expected an integer (got {})", QuoteJson(value)));
     }
-    if (value.is_number_unsigned() &&
-        value.get<uint64_t>() > static_cast<uint64_t>(kMaxDimension)) {
+    if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(maximum)) {
       Fail(key,
-           fmt::format("absurd value (got {}, expected at most {})", value.dump(), kMaxDimension));
+           fmt::format("absurd value (got {}, expected at most {})", QuoteJson(value), maximum));
     }
     const int64_t number = value.get<int64_t>();
     if (number < minimum) {
       Fail(key, fmt::format("must be at least {} (got {})", minimum, number));
     }
-    if (number > kMaxDimension) {
-      Fail(key, fmt::format("absurd value (got {}, expected at most {})", number, kMaxDimension));
+    if (number > maximum) {
+      Fail(key, fmt::format("absurd value (got {}, expected at most {})", number, maximum));
     }
     return number;
   }
   [[nodiscard]] double NumberOr(std::string_view key, double fallback) const {
     if (!Has(key)) return fallback;
     const Json& value = At(key);
-    if (!value.is_number()) Fail(key, fmt::format("expected a number (got {})", value.dump()));
+    if (!value.is_number()) Fail(key, fmt::format("expected a number (got {})", QuoteJson(value)));
     return value.get<double>();
   }
   [[nodiscard]] std::optional<bool> OptionalBool(std::string_view key) const {
     if (!Has(key)) return std::nullopt;
     const Json& value = At(key);
     if (!value.is_boolean())
-      Fail(key, fmt::format("expected true or false (got {})", value.dump()));
+      Fail(key, fmt::format("expected true or false (got {})", QuoteJson(value)));
     return value.get<bool>();
   }
   [[nodiscard]] std::string String(std::string_view key) const {
     if (!Has(key)) Fail(key, "missing required field (expected a string)");
     const Json& value = At(key);
-    if (!value.is_string()) Fail(key, fmt::format("expected a string (got {})", value.dump()));
+    if (!value.is_string()) Fail(key, fmt::format("expected a string (got {})", QuoteJson(value)));
     return value.get<std::string>();
   }
   [[nodiscard]] Node Child(std::string_view key) const {
     if (!Has(key)) Fail(key, "missing required object");
-    if (!At(key).is_object()) Fail(key, fmt::format("expected an object (got {})", At(key).dump()));
+    if (!At(key).is_object())
+      Fail(key, fmt::format("expected an object (got {})", QuoteJson(At(key))));
     return Node{At(key), KeyPath(key), source};
   }
 };
@@ -175,7 +178,7 @@ std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t 
   }
   for (int64_t i = 0; i < num_layers; ++i) {
     const Json& entry = types[static_cast<size_t>(i)];
-    const std::string kind = entry.is_string() ? entry.get<std::string>() : entry.dump();
+    const std::string kind = entry.is_string() ? entry.get<std::string>() : QuoteJson(entry);
     MixerKind mixer;
     if (kind == "linear_attention") {
       mixer = MixerKind::kGatedDeltaNet;
@@ -199,10 +202,10 @@ std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t 
 void LoadMoe(const Node& text, ModelFamily family, ModelConfig& model) {
   config::MoeConfig& moe = model.moe;
   if (family == ModelFamily::kMixtral) {
-    moe.num_experts = text.PositiveInt("num_local_experts");
+    moe.num_experts = text.PositiveInt("num_local_experts", kMaxExperts);
     moe.expert_ffn_hidden_size = text.PositiveInt("intermediate_size");
   } else {
-    moe.num_experts = text.PositiveInt("num_experts");
+    moe.num_experts = text.PositiveInt("num_experts", kMaxExperts);
     moe.expert_ffn_hidden_size = text.PositiveInt("moe_intermediate_size");
   }
   moe.top_k = text.PositiveInt("num_experts_per_tok");
@@ -237,7 +240,7 @@ std::vector<FfnKind> LoadFfns(const Node& text, ModelFamily family, int64_t num_
       if (!entry.is_number_integer() || entry.get<int64_t>() < 0 ||
           entry.get<int64_t>() >= num_layers) {
         text.Fail("mlp_only_layers", fmt::format("expected layer indices in [0, {}) (got {})",
-                                                 num_layers, entry.dump()));
+                                                 num_layers, QuoteJson(entry)));
       }
       mlp_only.insert(entry.get<int64_t>());
     }
@@ -265,7 +268,7 @@ void LoadGdn(const Node& text, ModelConfig& model) {
 
 void LoadVision(const Node& vision_node, ModelConfig& model) {
   config::VisionConfig& vision = model.vision;
-  vision.depth = vision_node.PositiveInt("depth");
+  vision.depth = vision_node.PositiveInt("depth", kMaxLayers);
   vision.hidden_size = vision_node.PositiveInt("hidden_size");
   vision.intermediate_size = vision_node.PositiveInt("intermediate_size");
   vision.num_heads = vision_node.PositiveInt("num_heads");
@@ -303,7 +306,7 @@ ModelConfig BuildModel(const Node& top) {
     top.Fail("model_type", fmt::format("unsupported model type (got \"{}\", expected one of qwen3, "
                                        "qwen3_moe, qwen3_next, qwen3_5, qwen3_5_moe, llama, "
                                        "mixtral)",
-                                       model_type));
+                                       Abbreviated(model_type)));
   }
   const bool wrapped = *family == ModelFamily::kQwen35 || *family == ModelFamily::kQwen35Moe;
   const Node text = wrapped ? top.Child("text_config") : top;
@@ -320,7 +323,7 @@ ModelConfig BuildModel(const Node& top) {
   model.tied_embeddings = LoadTiedEmbeddings(top, text);
   model.norm =
       IsHybrid(*family) ? config::NormKind::kZeroCenteredRmsNorm : config::NormKind::kRmsNorm;
-  const int64_t num_layers = text.PositiveInt("num_hidden_layers");
+  const int64_t num_layers = text.PositiveInt("num_hidden_layers", kMaxLayers);
   LoadAttention(text, *family, model);
   const std::vector<MixerKind> mixers = LoadMixers(text, *family, num_layers);
   const std::vector<FfnKind> ffns = LoadFfns(text, *family, num_layers);
@@ -333,7 +336,7 @@ ModelConfig BuildModel(const Node& top) {
     model.ffn_hidden_size = text.PositiveInt("intermediate_size");
   }
   if (model.HasGdn()) LoadGdn(text, model);
-  model.num_mtp_layers = text.IntOr("mtp_num_hidden_layers", 0, 0);
+  model.num_mtp_layers = text.IntOr("mtp_num_hidden_layers", 0, 0, kMaxLayers);
   if (wrapped && top.Has("vision_config")) LoadVision(top.Child("vision_config"), model);
   return model;
 }
@@ -359,7 +362,7 @@ ModelConfig LoadPreset(std::string_view name) {
     throw InputError(
         fmt::format("--model: unknown model \"{}\" (expected one of {}, or use "
                     "--model-config PATH)",
-                    name, names));
+                    Abbreviated(name), names));
   }
   return ParseHfConfig(preset->json, std::string(preset->name));
 }

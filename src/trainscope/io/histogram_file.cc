@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "trainscope/error.h"
+#include "trainscope/io/input_ranges.h"
 #include "trainscope/io/input_text.h"
 
 namespace trainscope::io {
@@ -36,6 +37,12 @@ std::optional<double> ParseNumber(std::string_view text) {
 }
 
 bool IsWhole(double value) { return std::floor(value) == value; }
+
+// Largest accepted count, length or expert id: sums of up to millions of entries stay finite
+// and exact enough, and lengths squared stay far from overflow.
+constexpr double kMaxHistogramValue = 1e15;
+
+bool IsCount(double value) { return value >= 0 && value <= kMaxHistogramValue; }
 
 // One data line of a CSV histogram: its 1-based line number and its comma-separated fields.
 struct CsvLine {
@@ -74,8 +81,9 @@ std::vector<CsvLine> DataLines(std::string_view text) {
 // A CSV field that must be a finite number >= 0.
 double CountField(const CsvLine& line, std::string_view field, const std::string& source) {
   const std::optional<double> value = ParseNumber(field);
-  if (!value || *value < 0) {
-    FailLine(source, line.line, fmt::format("count: expected a number >= 0 (got \"{}\")", field));
+  if (!value || !IsCount(*value)) {
+    FailLine(source, line.line,
+             fmt::format("count: expected a number >= 0 and <= 1e15 (got \"{}\")", field));
   }
   return *value;
 }
@@ -84,7 +92,8 @@ double CountField(const CsvLine& line, std::string_view field, const std::string
 int64_t IntegerField(const CsvLine& line, std::string_view field, const char* what, int64_t minimum,
                      const std::string& source) {
   const std::optional<double> value = ParseNumber(field);
-  if (!value || !IsWhole(*value) || *value < static_cast<double>(minimum) || *value > 1e15) {
+  if (!value || !IsWhole(*value) || *value < static_cast<double>(minimum) ||
+      *value > kMaxHistogramValue) {
     FailLine(source, line.line,
              fmt::format("{}: expected an integer >= {} (got \"{}\")", what, minimum, field));
   }
@@ -98,15 +107,6 @@ void RequirePositiveTotal(const std::vector<double>& counts, const std::string& 
     throw InputError(
         fmt::format("{}: counts: expected a positive total (got {} entries summing to {})", source,
                     counts.size(), total));
-  }
-}
-
-Json ParseJson(std::string_view text, const std::string& source) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& error) {
-    throw InputError(
-        fmt::format("{}: malformed JSON at byte {}: {}", source, error.byte, error.what()));
   }
 }
 
@@ -126,8 +126,8 @@ std::vector<double> JsonNumbers(const Json& array, const std::string& key,
   std::vector<double> values;
   for (size_t i = 0; i < array.size(); ++i) {
     if (!array[i].is_number()) {
-      throw InputError(
-          fmt::format("{}: {}[{}]: expected a number (got {})", source, key, i, array[i].dump()));
+      throw InputError(fmt::format("{}: {}[{}]: expected a number (got {})", source, key, i,
+                                   QuoteJson(array[i])));
     }
     values.push_back(array[i].get<double>());
   }
@@ -137,9 +137,9 @@ std::vector<double> JsonNumbers(const Json& array, const std::string& key,
 std::vector<double> ExpertCountsFromJson(const Json& json, const std::string& source) {
   std::vector<double> counts = JsonNumbers(json, "experts", source);
   for (size_t i = 0; i < counts.size(); ++i) {
-    if (counts[i] < 0) {
-      throw InputError(
-          fmt::format("{}: experts[{}]: expected a count >= 0 (got {})", source, i, counts[i]));
+    if (!IsCount(counts[i])) {
+      throw InputError(fmt::format("{}: experts[{}]: expected a count >= 0 and <= 1e15 (got {})",
+                                   source, i, counts[i]));
     }
   }
   return counts;
@@ -240,13 +240,14 @@ cost::SequenceLengthHistogram ParseSequenceLengthHistogram(std::string_view text
                       source, histogram.counts.size(), lengths.size()));
     }
     for (size_t i = 0; i < lengths.size(); ++i) {
-      if (!IsWhole(lengths[i]) || lengths[i] < 1 || lengths[i] > 1e15) {
-        throw InputError(fmt::format("{}: lengths[{}]: expected an integer >= 1 (got {})", source,
-                                     i, lengths[i]));
+      if (!IsWhole(lengths[i]) || lengths[i] < 1 ||
+          lengths[i] > static_cast<double>(kMaxSeqLength)) {
+        throw InputError(fmt::format("{}: lengths[{}]: expected an integer >= 1 and <= {} (got {})",
+                                     source, i, kMaxSeqLength, lengths[i]));
       }
-      if (histogram.counts[i] < 0) {
-        throw InputError(fmt::format("{}: counts[{}]: expected a count >= 0 (got {})", source, i,
-                                     histogram.counts[i]));
+      if (!IsCount(histogram.counts[i])) {
+        throw InputError(fmt::format("{}: counts[{}]: expected a count >= 0 and <= 1e15 (got {})",
+                                     source, i, histogram.counts[i]));
       }
       histogram.lengths.push_back(static_cast<int64_t>(lengths[i]));
     }
@@ -256,7 +257,12 @@ cost::SequenceLengthHistogram ParseSequenceLengthHistogram(std::string_view text
         FailLine(source, line.line,
                  fmt::format("expected \"length,count\" (got {} fields)", line.fields.size()));
       }
-      histogram.lengths.push_back(IntegerField(line, line.fields[0], "length", 1, source));
+      const int64_t length = IntegerField(line, line.fields[0], "length", 1, source);
+      if (length > kMaxSeqLength) {
+        FailLine(source, line.line,
+                 fmt::format("length: expected an integer <= {} (got {})", kMaxSeqLength, length));
+      }
+      histogram.lengths.push_back(length);
       histogram.counts.push_back(CountField(line, line.fields[1], source));
     }
   }

@@ -6,11 +6,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <string_view>
 
 #include "trainscope/error.h"
+#include "trainscope/io/input_ranges.h"
 #include "trainscope/io/megatron_flags.h"
 #include "trainscope/io/suggest.h"
 
@@ -44,7 +46,8 @@ FlagUse ReadFlag(std::span<const std::string> args, size_t& i, Arity arity) {
   use.name = token.substr(0, equals);
   if (equals != std::string::npos) {
     if (arity == Arity::kNone) {
-      throw UsageError(fmt::format("{}: takes no value (got \"{}\")", use.name, token));
+      throw UsageError(fmt::format("{}: takes no value (got \"{}\")", Abbreviated(use.name),
+                                   Abbreviated(token)));
     }
     use.values.push_back(token.substr(equals + 1));
     return use;
@@ -58,13 +61,39 @@ FlagUse ReadFlag(std::span<const std::string> args, size_t& i, Arity arity) {
   return use;
 }
 
-int64_t Lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
+// The product of `factors`, or throws UsageError naming `flags` when it exceeds kMaxWorldSize
+// (checked multiplication: each factor is at most kMaxWorldSize, the product may not be).
+int64_t GridProduct(std::initializer_list<int64_t> factors, std::string_view flags) {
+  int64_t product = 1;
+  for (const int64_t factor : factors) {
+    if (__builtin_mul_overflow(product, factor, &product) || product > kMaxWorldSize) {
+      throw UsageError(
+          fmt::format("{}: the product exceeds the largest world size (expected at "
+                      "most {} GPUs)",
+                      flags, kMaxWorldSize));
+    }
+  }
+  return product;
+}
 
-void DefaultWorldSize(CliRequest& request) {
-  if (request.world_size_given) return;
+// Every process grid must fit in a world of at most kMaxWorldSize GPUs; checking the products
+// here keeps all later size arithmetic far inside 64 bits. With no --num-gpus, the world size
+// defaults to lcm(t·c·p·d, u·e·p).
+void CheckGridAndDefaultWorldSize(CliRequest& request) {
   config::ParallelSizes& p = request.training.parallel;
-  const int64_t dense = p.tensor * p.context * p.pipeline * p.data.value_or(1);
-  p.world_size = Lcm(dense, p.ExpertTensor() * p.expert * p.pipeline);
+  const int64_t dense = GridProduct({p.tensor, p.context, p.pipeline, p.data.value_or(1)},
+                                    "--tp x --cp x --pp x --dp");
+  const int64_t expert =
+      GridProduct({p.ExpertTensor(), p.expert, p.pipeline}, "--etp x --ep x --pp");
+  if (request.world_size_given) return;
+  const int64_t lcm = dense / std::gcd(dense, expert) * expert;  // <= 1e14: no overflow
+  if (lcm > kMaxWorldSize) {
+    throw UsageError(
+        fmt::format("--num-gpus: the default world size lcm(t·c·p·d = {}, u·e·p = {}) "
+                    "= {} exceeds {} (pass sizes whose grids fit)",
+                    dense, expert, lcm, kMaxWorldSize));
+  }
+  p.world_size = lcm;
 }
 
 // Spellings from other launchers (vLLM, SGLang, Hugging Face / DeepSpeed configs) that edit
@@ -145,7 +174,8 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& token = args[i];
     if (!IsFlagToken(token)) {
-      throw UsageError(fmt::format("unexpected argument \"{}\" (flags start with --)", token));
+      throw UsageError(
+          fmt::format("unexpected argument \"{}\" (flags start with --)", Abbreviated(token)));
     }
     const std::string name = token.substr(0, token.find('='));
     if (name == "--help" || name == "-h") {
@@ -168,10 +198,10 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
     } else if (IsIgnoredFlag(name)) {
       RejectOutOfScope(request, name, accepted, FlagGroup::kTraining);
     } else {
-      throw UsageError(fmt::format("unknown flag {}{}", name, FlagSuggestion(name)));
+      throw UsageError(fmt::format("unknown flag {}{}", Abbreviated(name), FlagSuggestion(name)));
     }
   }
-  DefaultWorldSize(request);
+  CheckGridAndDefaultWorldSize(request);
   return request;
 }
 

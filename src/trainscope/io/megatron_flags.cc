@@ -9,26 +9,39 @@
 
 #include "trainscope/config/enum_names.h"
 #include "trainscope/error.h"
+#include "trainscope/io/input_ranges.h"
 
 namespace trainscope::io::internal {
 namespace {
 
-// Largest accepted size: enough for any real cluster, small enough that products of a few
-// sizes stay far inside 64 bits.
-constexpr int64_t kMaxSize = int64_t{1} << 31;
+// --moe-expert-capacity-factor.
+constexpr NumberRange kCapacityFactorRange{1e-3, 1e3};
+// --memory-nccl-mib-per-communicator.
+constexpr NumberRange kNcclMibRange{1e-3, 1e6};
+// --comm-memory-guard-us (strictly positive: a check takes time).
+constexpr NumberRange kGuardMicrosecondsRange{1e-3, 1e6};
+// --memory-fragmentation and --overlap-interference, below 1 checked separately.
+constexpr NumberRange kFlagFractionRange{1e-3, 1.0};
+
+// `text` cut to 60 bytes for messages, so a pasted megabyte stays one short line.
+std::string Shortened(const std::string& text) {
+  return text.size() <= 60 ? text : text.substr(0, 57) + "...";
+}
 
 }  // namespace
 
-int64_t ParseInteger(const FlagUse& use, const std::string& text, int64_t minimum) {
+int64_t ParseInteger(const FlagUse& use, const std::string& text, int64_t minimum,
+                     int64_t maximum) {
   errno = 0;
   char* end = nullptr;
   const long long value = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || end != text.c_str() + text.size()) {
-    throw UsageError(fmt::format("{}: expected an integer (got \"{}\")", use.name, text));
-  }
-  if (errno == ERANGE || value > kMaxSize) {
     throw UsageError(
-        fmt::format("{}: absurd value (got {}, expected at most {})", use.name, text, kMaxSize));
+        fmt::format("{}: expected an integer (got \"{}\")", use.name, Shortened(text)));
+  }
+  if (errno == ERANGE || value > maximum) {
+    throw UsageError(fmt::format("{}: absurd value (got {}, expected at most {})", use.name,
+                                 Shortened(text), maximum));
   }
   if (value < minimum) {
     throw UsageError(fmt::format("{}: must be at least {} (got {})", use.name, minimum, value));
@@ -38,29 +51,34 @@ int64_t ParseInteger(const FlagUse& use, const std::string& text, int64_t minimu
 
 namespace {
 
-int64_t Size(const FlagUse& use) { return ParseInteger(use, use.values.front(), 1); }
+int64_t Size(const FlagUse& use, int64_t maximum) {
+  return ParseInteger(use, use.values.front(), 1, maximum);
+}
 
-double ParsePositiveNumber(const FlagUse& use) {
+// A number in `range` (io/input_ranges.h); throws UsageError naming the flag and the range.
+double ParseNumberIn(const FlagUse& use, NumberRange range) {
   const std::string& text = use.values.front();
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(value > 0.0) ||
-      value > 1e9) {
-    throw UsageError(fmt::format("{}: expected a positive number (got \"{}\")", use.name, text));
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
+      !InRange(value, range)) {
+    throw UsageError(fmt::format("{}: expected {} (got \"{}\")", use.name, DescribeRange(range),
+                                 Shortened(text)));
   }
   return value;
 }
 
-// --scale-out-latency-us accepts 0 (an ideal network), as documented.
-double ParseNonNegativeNumber(const FlagUse& use) {
+// A fraction F with 0 < F < 1, at least 0.001 so that no cost is scaled by a subnormal.
+double ParseFraction(const FlagUse& use) {
   const std::string& text = use.values.front();
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !(value >= 0.0) ||
-      value > 1e9) {
-    throw UsageError(fmt::format("{}: expected a number >= 0 (got \"{}\")", use.name, text));
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
+      !InRange(value, kFlagFractionRange) || value >= 1.0) {
+    throw UsageError(
+        fmt::format("{}: expected a number in [0.001, 1) (got \"{}\")", use.name, Shortened(text)));
   }
   return value;
 }
@@ -70,8 +88,8 @@ Enum ParseEnum(const FlagUse& use, const std::string& text,
                const config::EnumName<Enum> (&table)[N]) {
   const std::optional<Enum> value = config::ValueOf(table, text);
   if (!value) {
-    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {})", use.name, text,
-                                 config::Choices(table)));
+    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {})", use.name,
+                                 Shortened(text), config::Choices(table)));
   }
   return *value;
 }
@@ -83,17 +101,22 @@ FlagSpec Switch(std::vector<std::string_view> names, bool parallel,
           [field, value](CliRequest& request, const FlagUse&) { field(request) = value; }};
 }
 
-// Applies a positive integer to an int64_t field.
-FlagSpec Count(std::vector<std::string_view> names, std::function<int64_t&(CliRequest&)> field) {
+// Applies an integer in [1, maximum] to an int64_t field.
+FlagSpec Count(std::vector<std::string_view> names, int64_t maximum,
+               std::function<int64_t&(CliRequest&)> field) {
   return {std::move(names), Arity::kOne, true,
-          [field](CliRequest& request, const FlagUse& use) { field(request) = Size(use); }};
+          [field, maximum](CliRequest& request, const FlagUse& use) {
+            field(request) = Size(use, maximum);
+          }};
 }
 
-// Applies a positive integer to an optional<int64_t> field.
-FlagSpec OptionalCount(std::vector<std::string_view> names,
+// Applies an integer in [1, maximum] to an optional<int64_t> field.
+FlagSpec OptionalCount(std::vector<std::string_view> names, int64_t maximum,
                        std::function<std::optional<int64_t>&(CliRequest&)> field) {
   return {std::move(names), Arity::kOne, true,
-          [field](CliRequest& request, const FlagUse& use) { field(request) = Size(use); }};
+          [field, maximum](CliRequest& request, const FlagUse& use) {
+            field(request) = Size(use, maximum);
+          }};
 }
 
 template <typename Enum, size_t N, typename Field>
@@ -122,7 +145,7 @@ config::OptimizerDtype ParseOptimizerDtype(const FlagUse& use,
     choices.append(config::NameOf(kOptimizerDtypeNames, dtype));
   }
   throw UsageError(fmt::format("{}: unsupported value \"{}\" (expected {})", use.name,
-                               use.values.front(), choices));
+                               Shortened(use.values.front()), choices));
 }
 
 // Applies an optimizer dtype from `allowed` to a PrecisionConfig field.
@@ -136,49 +159,49 @@ FlagSpec OptimizerDtypeFlag(std::string_view name, std::vector<config::Optimizer
 std::vector<FlagSpec> ParallelFlags() {
   using R = CliRequest;
   return {
-      Count({"--tensor-model-parallel-size", "--tp"},
+      Count({"--tensor-model-parallel-size", "--tp"}, kMaxWorldSize,
             [](R& r) -> int64_t& { return r.training.parallel.tensor; }),
-      Count({"--pipeline-model-parallel-size", "--pp"},
+      Count({"--pipeline-model-parallel-size", "--pp"}, kMaxWorldSize,
             [](R& r) -> int64_t& { return r.training.parallel.pipeline; }),
       Count({"--num-virtual-stages-per-pipeline-rank", "--virtual-pipeline-model-parallel-size",
              "--vpp"},
-            [](R& r) -> int64_t& { return r.training.parallel.virtual_stages; }),
-      OptionalCount({"--num-layers-per-virtual-pipeline-stage"},
+            kMaxLayers, [](R& r) -> int64_t& { return r.training.parallel.virtual_stages; }),
+      OptionalCount({"--num-layers-per-virtual-pipeline-stage"}, kMaxLayers,
                     [](R& r) -> std::optional<int64_t>& { return r.layers_per_virtual_stage; }),
-      Count({"--context-parallel-size", "--cp"},
+      Count({"--context-parallel-size", "--cp"}, kMaxWorldSize,
             [](R& r) -> int64_t& { return r.training.parallel.context; }),
-      Count({"--expert-model-parallel-size", "--ep"},
+      Count({"--expert-model-parallel-size", "--ep"}, kMaxWorldSize,
             [](R& r) -> int64_t& { return r.training.parallel.expert; }),
       OptionalCount(
-          {"--expert-tensor-parallel-size", "--etp"},
+          {"--expert-tensor-parallel-size", "--etp"}, kMaxWorldSize,
           [](R& r) -> std::optional<int64_t>& { return r.training.parallel.expert_tensor; }),
-      OptionalCount({"--data-parallel-size", "--dp"},
+      OptionalCount({"--data-parallel-size", "--dp"}, kMaxWorldSize,
                     [](R& r) -> std::optional<int64_t>& { return r.training.parallel.data; }),
       {{"--num-gpus", "--world-size"},
        Arity::kOne,
        true,
        [](R& r, const FlagUse& use) {
-         r.training.parallel.world_size = Size(use);
+         r.training.parallel.world_size = Size(use, kMaxWorldSize);
          r.world_size_given = true;
        }},
-      Count({"--micro-batch-size", "--mbs"},
+      Count({"--micro-batch-size", "--mbs"}, kMaxMicroBatchSize,
             [](R& r) -> int64_t& { return r.training.batch.micro_batch_size; }),
       OptionalCount(
-          {"--global-batch-size", "--gbs"},
+          {"--global-batch-size", "--gbs"}, kMaxGlobalBatchSize,
           [](R& r) -> std::optional<int64_t>& { return r.training.batch.global_batch_size; }),
-      Count({"--seq-length", "--seq"},
+      Count({"--seq-length", "--seq"}, kMaxSeqLength,
             [](R& r) -> int64_t& { return r.training.batch.seq_length; }),
-      OptionalCount({"--microbatch-group-size-per-virtual-pipeline-stage"},
+      OptionalCount({"--microbatch-group-size-per-virtual-pipeline-stage"}, kMaxGlobalBatchSize,
                     [](R& r) -> std::optional<int64_t>& {
                       return r.training.batch.microbatch_group_size_per_vp_stage;
                     }),
       Switch({"--sequence-parallel"}, true,
              [](R& r) -> bool& { return r.training.sequence_parallel; }),
       OptionalCount(
-          {"--decoder-first-pipeline-num-layers"},
+          {"--decoder-first-pipeline-num-layers"}, kMaxLayers,
           [](R& r) -> std::optional<int64_t>& { return r.training.split.first_stage_layers; }),
       OptionalCount(
-          {"--decoder-last-pipeline-num-layers"},
+          {"--decoder-last-pipeline-num-layers"}, kMaxLayers,
           [](R& r) -> std::optional<int64_t>& { return r.training.split.last_stage_layers; }),
       Switch({"--account-for-embedding-in-pipeline-split"}, true,
              [](R& r) -> bool& { return r.training.split.account_for_embedding; }),
@@ -208,8 +231,14 @@ std::vector<FlagSpec> TrainingFlags() {
        true,
        [](R& r, const FlagUse& use) {
          r.training.context.hierarchical_sizes.clear();
+         int64_t product = 1;
          for (const std::string& value : use.values) {
-           r.training.context.hierarchical_sizes.push_back(ParseInteger(use, value, 1));
+           const int64_t size = ParseInteger(use, value, 1, kMaxWorldSize);
+           if (__builtin_mul_overflow(product, size, &product) || product > kMaxWorldSize) {
+             throw UsageError(
+                 fmt::format("{}: the product of the sizes exceeds {}", use.name, kMaxWorldSize));
+           }
+           r.training.context.hierarchical_sizes.push_back(size);
          }
        }},
       Choice(
@@ -218,7 +247,7 @@ std::vector<FlagSpec> TrainingFlags() {
       Choice({"--recompute-method"}, config::kRecomputeMethodNames,
              [](R& r) -> config::RecomputeMethod& { return r.training.recompute.method; }),
       OptionalCount(
-          {"--recompute-num-layers"},
+          {"--recompute-num-layers"}, kMaxLayers,
           [](R& r) -> std::optional<int64_t>& { return r.training.recompute.num_layers; }),
       {{"--recompute-modules"},
        Arity::kList,
@@ -239,7 +268,9 @@ std::vector<FlagSpec> TrainingFlags() {
       {{"--moe-expert-capacity-factor"},
        Arity::kOne,
        true,
-       [](R& r, const FlagUse& use) { r.training.moe.capacity_factor = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) {
+         r.training.moe.capacity_factor = ParseNumberIn(use, kCapacityFactorRange);
+       }},
       Switch({"--moe-pad-expert-input-to-capacity"}, true,
              [](R& r) -> bool& { return r.training.moe.pad_expert_input_to_capacity; }),
       Choice({"--moe-router-load-balancing-type"}, config::kLoadBalancingNames,
@@ -312,7 +343,7 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> bool& { return r.training.data_parallel.overlap_grad_reduce; }),
       Switch({"--overlap-param-gather"}, true,
              [](R& r) -> bool& { return r.training.data_parallel.overlap_param_gather; }),
-      OptionalCount({"--ddp-bucket-size"},
+      OptionalCount({"--ddp-bucket-size"}, kMaxInteger,
                     [](R& r) -> std::optional<int64_t>& {
                       return r.training.data_parallel.bucket_size_params;
                     }),
@@ -323,7 +354,7 @@ std::vector<FlagSpec> TrainingFlags() {
       Switch(
           {"--no-overlap-p2p-communication"}, true,
           [](R& r) -> bool& { return r.training.overlap.overlap_p2p_comm; }, false),
-      Count({"--make-vocab-size-divisible-by"},
+      Count({"--make-vocab-size-divisible-by"}, kMaxInteger,
             [](R& r) -> int64_t& { return r.training.make_vocab_size_divisible_by; }),
       Switch({"--cpu-offloading"}, true, [](R& r) -> bool& { return r.training.cpu_offloading; }),
       Switch({"--deterministic-mode"}, true,
@@ -357,7 +388,9 @@ std::vector<FlagSpec> ToolFlags() {
       {{"--rank"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.rank = ParseInteger(use, use.values.front(), 0); }},
+       [](R& r, const FlagUse& use) {
+         r.rank = ParseInteger(use, use.values.front(), 0, kMaxWorldSize - 1);
+       }},
       {{"--output", "-o"},
        Arity::kOne,
        false,
@@ -368,8 +401,8 @@ std::vector<FlagSpec> ToolFlags() {
        [](R& r, const FlagUse& use) {
          const std::string& format = use.values.front();
          if (format != "json" && format != "aicb" && format != "simai") {
-           throw UsageError(
-               fmt::format("--format: unknown value \"{}\" (expected json|aicb|simai)", format));
+           throw UsageError(fmt::format("--format: unknown value \"{}\" (expected json|aicb|simai)",
+                                        Shortened(format)));
          }
          r.format = format;
        }},
@@ -381,47 +414,44 @@ std::vector<FlagSpec> ToolFlags() {
       {{"--memory-cuda-context-gib"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.memory.cuda_context_gib = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) {
+         r.memory.cuda_context_gib = ParseNumberIn(use, kMemoryGibRange);
+       }},
       {{"--memory-nccl-mib-per-communicator"},
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
-         r.memory.nccl_mib_per_communicator = ParsePositiveNumber(use);
+         r.memory.nccl_mib_per_communicator = ParseNumberIn(use, kNcclMibRange);
        }},
       {{"--memory-fragmentation"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) {
-         const double fraction = ParsePositiveNumber(use);
-         if (fraction >= 1.0) {
-           throw UsageError(
-               fmt::format("--memory-fragmentation: must be below 1 (got {})", use.values.front()));
-         }
-         r.memory.fragmentation_fraction = fraction;
-       }},
+       [](R& r, const FlagUse& use) { r.memory.fragmentation_fraction = ParseFraction(use); }},
       Text({"--cluster"},
            [](R& r) -> std::optional<std::string>& { return r.hardware.cluster_path; }),
       {{"--gpus-per-node"},
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
-         r.hardware.gpus_per_node = ParseInteger(use, use.values.front(), 1);
+         r.hardware.gpus_per_node = ParseInteger(use, use.values.front(), 1, kMaxWorldSize);
        }},
       {{"--nvlink-domain"},
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
-         r.hardware.nvlink_domain = ParseInteger(use, use.values.front(), 1);
+         r.hardware.nvlink_domain = ParseInteger(use, use.values.front(), 1, kMaxWorldSize);
        }},
       {{"--scale-out-gbps"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.hardware.scale_out_gbps = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) {
+         r.hardware.scale_out_gbps = ParseNumberIn(use, kLinkBandwidthRange);
+       }},
       {{"--scale-out-latency-us"},
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
-         r.hardware.scale_out_latency_us = ParseNonNegativeNumber(use);
+         r.hardware.scale_out_latency_us = ParseNumberIn(use, kLatencyMicrosecondsRange);
        }},
       Text({"--calibration"},
            [](R& r) -> std::optional<std::string>& { return r.cost.calibration_path; }),
@@ -439,26 +469,22 @@ std::vector<FlagSpec> ToolFlags() {
        [](R& r, const FlagUse& use) {
          const std::string& mode = use.values.front();
          if (mode != "all" && mode != "selected" && mode != "off") {
-           throw UsageError(fmt::format(
-               "--comm-memory-guard: unknown value \"{}\" (expected all|selected|off)", mode));
+           throw UsageError(
+               fmt::format("--comm-memory-guard: unknown value \"{}\" (expected all|selected|off)",
+                           Shortened(mode)));
          }
          r.cost.comm_memory_guard = mode;
        }},
       {{"--comm-memory-guard-us"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.cost.comm_memory_guard_us = ParsePositiveNumber(use); }},
+       [](R& r, const FlagUse& use) {
+         r.cost.comm_memory_guard_us = ParseNumberIn(use, kGuardMicrosecondsRange);
+       }},
       {{"--overlap-interference"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) {
-         const double fraction = ParsePositiveNumber(use);
-         if (fraction >= 1.0) {
-           throw UsageError(
-               fmt::format("--overlap-interference: must be below 1 (got {})", use.values.front()));
-         }
-         r.cost.interference = fraction;
-       }},
+       [](R& r, const FlagUse& use) { r.cost.interference = ParseFraction(use); }},
       Text({"--trace"}, [](R& r) -> std::optional<std::string>& { return r.simulate.trace_path; }),
   };
 }
@@ -625,19 +651,19 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--cluster", FlagGroup::kCluster, "FILE",
      "cluster description, YAML or JSON; the flags below override it"},
     {"--gpus-per-node", FlagGroup::kCluster, "N",
-     "GPUs per node (default 8; 4 for GB200/GB300 trays)"},
+     "GPUs per node, <= 1e7 (default 8; 4 for GB200/GB300)"},
     {"--nvlink-domain", FlagGroup::kCluster, "N",
-     "GPUs per NVLink domain (default 8; 72 for NVL72)"},
+     "GPUs per NVLink domain, <= 1e7 (default 8; 72 for NVL72)"},
     {"--scale-out-gbps", FlagGroup::kCluster, "X",
-     "NIC bandwidth per GPU and direction, Gbit/s (default: the preset's)"},
+     "NIC Gbit/s per GPU and direction, 0.001..1e6 (default: preset)"},
     {"--scale-out-latency-us", FlagGroup::kCluster, "X",
-     "latency of one inter-node step, us, >= 0 (default 10)"},
+     "latency of one inter-node step, us, 0..1e6 (default 10)"},
     {"--memory-cuda-context-gib", FlagGroup::kMemory, "X",
-     "CUDA context and library workspaces, GiB (default 0.75)"},
+     "CUDA context and workspaces, GiB, 0.001..1e6 (default 0.75)"},
     {"--memory-nccl-mib-per-communicator", FlagGroup::kMemory, "X",
-     "NCCL buffers per communicator, MiB (default 128)"},
+     "NCCL buffers per communicator, MiB, 0.001..1e6 (default 128)"},
     {"--memory-fragmentation", FlagGroup::kMemory, "F",
-     "allocator reserve over allocated bytes, 0 < F < 1 (default 0.1)"},
+     "allocator reserve over allocated bytes, 0.001 <= F < 1 (default 0.1)"},
     {"--moe-routing-skew", FlagGroup::kMemory, "S|FILE",
      "Zipf exponent or per-expert token histogram (default balanced)"},
     {"--calibration", FlagGroup::kCostModel, "FILE",
@@ -647,40 +673,41 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--comm-memory-guard", FlagGroup::kCostModel, "all|selected|off",
      "slime's free-memory check before collectives (default off)"},
     {"--comm-memory-guard-us", FlagGroup::kCostModel, "X",
-     "host time of one guard check, us (default 50)"},
+     "host time of one guard check, us, 0.001..1e6 (default 50)"},
     {"--overlap-interference", FlagGroup::kCostModel, "F",
-     "slowdown of compute overlapping communication, 0 < F < 1 (default 0.1)"},
+     "slowdown of compute overlapping comm, 0.001 <= F < 1 (default 0.1)"},
     {"--seq-length-distribution", FlagGroup::kSimulate, "FILE",
      "sample-length histogram: BSHD padding against THD packing"},
     {"--trace", FlagGroup::kSimulate, "PATH",
      "write the simulated timeline as a Chrome/Perfetto trace"},
     {"--tensor-model-parallel-size", FlagGroup::kTraining, "N",
-     "tensor parallel t (default 1)"},
+     "tensor parallel t, <= 1e7 (default 1)"},
     {"--pipeline-model-parallel-size", FlagGroup::kTraining, "N",
-     "pipeline parallel p (default 1)"},
+     "pipeline parallel p, <= 1e7 (default 1)"},
     {"--num-virtual-stages-per-pipeline-rank", FlagGroup::kTraining, "N",
-     "model chunks per pipeline rank v (default 1)"},
+     "model chunks per pipeline rank v, <= 1e4 (default 1)"},
     {"--num-layers-per-virtual-pipeline-stage", FlagGroup::kTraining, "N",
-     "layers per virtual stage (sets v)"},
-    {"--context-parallel-size", FlagGroup::kTraining, "N", "context parallel c (default 1)"},
+     "layers per virtual stage, <= 1e4 (sets v)"},
+    {"--context-parallel-size", FlagGroup::kTraining, "N",
+     "context parallel c, <= 1e7 (default 1)"},
     {"--expert-model-parallel-size", FlagGroup::kTraining, "N",
-     "expert parallel e (default 1)"},
+     "expert parallel e, <= 1e7 (default 1)"},
     {"--expert-tensor-parallel-size", FlagGroup::kTraining, "N",
-     "expert tensor parallel u (default t)"},
+     "expert tensor parallel u, <= 1e7 (default t)"},
     {"--data-parallel-size", FlagGroup::kTraining, "N",
-     "data parallel d, checked against W/(t*p*c)"},
+     "data parallel d, <= 1e7, checked against W/(t*p*c)"},
     {"--num-gpus", FlagGroup::kTraining, "N",
-     "world size W (default: the smallest that fits the grid)"},
-    {"--micro-batch-size", FlagGroup::kTraining, "N", "micro-batch size b (default 1)"},
-    {"--global-batch-size", FlagGroup::kTraining, "N", "global batch size (default b*d)"},
-    {"--seq-length", FlagGroup::kTraining, "N", "sequence length s (default 4096)"},
+     "world size W, <= 1e7 (default: the smallest that fits)"},
+    {"--micro-batch-size", FlagGroup::kTraining, "N", "micro-batch size b, <= 1e6 (default 1)"},
+    {"--global-batch-size", FlagGroup::kTraining, "N", "global batch size, <= 1e9 (default b*d)"},
+    {"--seq-length", FlagGroup::kTraining, "N", "sequence length s, <= 1e8 (default 4096)"},
     {"--microbatch-group-size-per-virtual-pipeline-stage", FlagGroup::kTraining, "N",
      "interleaved schedule group size (default p)"},
     {"--sequence-parallel", FlagGroup::kTraining, "", "sequence parallelism within the TP group"},
     {"--decoder-first-pipeline-num-layers", FlagGroup::kTraining, "N",
-     "decoder layers on the first stage"},
+     "decoder layers on the first stage, <= 1e4"},
     {"--decoder-last-pipeline-num-layers", FlagGroup::kTraining, "N",
-     "decoder layers on the last stage"},
+     "decoder layers on the last stage, <= 1e4"},
     {"--account-for-embedding-in-pipeline-split", FlagGroup::kTraining, "",
      "the embedding counts as a layer in the split"},
     {"--account-for-loss-in-pipeline-split", FlagGroup::kTraining, "",
@@ -690,7 +717,7 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--cp-comm-type", FlagGroup::kTraining, "TYPE...",
      "p2p|all_gather|a2a|a2a+p2p, one or one per layer (default p2p)"},
     {"--hierarchical-context-parallel-sizes", FlagGroup::kTraining, "N...",
-     "CP sub-group sizes for a2a+p2p"},
+     "CP sub-group sizes for a2a+p2p, product <= 1e7"},
     {"--recompute-granularity", FlagGroup::kTraining, "full|selective",
      "activation recompute (default none)"},
     {"--recompute-method", FlagGroup::kTraining, "uniform|block",
@@ -706,7 +733,7 @@ constexpr FlagDoc kFlagDocs[] = {
      "MoE token dispatcher (default allgather)"},
     {"--moe-grouped-gemm", FlagGroup::kTraining, "", "grouped GEMM for the local experts"},
     {"--moe-expert-capacity-factor", FlagGroup::kTraining, "X",
-     "expert capacity factor (default none: dropless)"},
+     "expert capacity factor, 0.001..1e3 (default none: dropless)"},
     {"--moe-pad-expert-input-to-capacity", FlagGroup::kTraining, "",
      "pad every expert's input to its capacity"},
     {"--moe-router-load-balancing-type", FlagGroup::kTraining, "TYPE",

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainscope/io/input_ranges.h"
 #include "trainscope/io/megatron_args.h"
 
 namespace trainscope::io::internal {
@@ -41,9 +42,10 @@ struct FlagSpec {
 [[nodiscard]] bool IsArchitectureFlag(std::string_view name);
 // A Megatron-LM flag that does not change what trainscope models.
 [[nodiscard]] bool IsIgnoredFlag(std::string_view name);
-// Parses an integer value of `use`; throws UsageError naming the flag if malformed, below
-// `minimum` or absurdly large.
-[[nodiscard]] int64_t ParseInteger(const FlagUse& use, const std::string& text, int64_t minimum);
+// Parses an integer value of `use`; throws UsageError naming the flag and the bound if
+// malformed, below `minimum` or above `maximum` (io/input_ranges.h).
+[[nodiscard]] int64_t ParseInteger(const FlagUse& use, const std::string& text, int64_t minimum,
+                                   int64_t maximum = kMaxInteger);
 
 }  // namespace trainscope::io::internal
 

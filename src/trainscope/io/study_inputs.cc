@@ -26,8 +26,9 @@ config::ClusterSpec ClusterWith(const CliRequest& request,
   if (h.gpu && !config::FindGpu(*h.gpu)) {
     std::string names;
     for (const std::string& name : config::GpuNames()) names += (names.empty() ? "" : ", ") + name;
-    throw UsageError(fmt::format("--gpu: unknown GPU \"{}\"{}; expected one of {}", *h.gpu,
-                                 DidYouMean(*h.gpu, config::GpuNames()), names));
+    throw UsageError(fmt::format("--gpu: unknown GPU \"{}\"{}; expected one of {}",
+                                 Abbreviated(*h.gpu), DidYouMean(*h.gpu, config::GpuNames()),
+                                 names));
   }
   config::ClusterSpec cluster =
       ResolveCluster(ClusterInputs{.gpu = h.gpu,
@@ -48,8 +49,8 @@ cost::GdnBackend GdnBackendOf(const CliRequest& request, const config::ModelConf
   if (!flag) return backend;
   const std::optional<cost::GdnBackend> named = cost::GdnBackendFromName(*flag);
   if (!named) {
-    throw UsageError(
-        fmt::format("--qwen-gdn-backend: unknown value \"{}\" (expected fla|flashqla)", *flag));
+    throw UsageError(fmt::format("--qwen-gdn-backend: unknown value \"{}\" (expected fla|flashqla)",
+                                 Abbreviated(*flag)));
   }
   if (!model.HasGdn()) {
     throw UsageError(

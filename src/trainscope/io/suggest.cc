@@ -38,6 +38,10 @@ int64_t EditDistance(std::string_view a, std::string_view b) {
 
 std::optional<std::string> ClosestName(std::string_view given,
                                        std::span<const std::string> candidates) {
+  // No name is longer than this; a pasted blob is never close to one, and comparing it would
+  // cost its length times every candidate's.
+  constexpr size_t kMaxNameLength = 128;
+  if (given.size() > kMaxNameLength) return std::nullopt;
   const std::string wanted = Normalise(given);
   if (wanted.empty()) return std::nullopt;
   std::optional<std::string> best;
@@ -58,6 +62,12 @@ std::optional<std::string> ClosestName(std::string_view given,
     }
   }
   return best;
+}
+
+std::string Abbreviated(std::string_view text) {
+  constexpr size_t kMaxChars = 60;
+  if (text.size() <= kMaxChars) return std::string(text);
+  return std::string(text.substr(0, kMaxChars - 3)) + "...";
 }
 
 std::string DidYouMean(std::string_view given, std::span<const std::string> candidates) {

@@ -18,13 +18,16 @@ namespace trainscope::io {
 // vLLM configs); a candidate that starts with what was given (`Qwen3.5-35B` for
 // `Qwen3.5-35B-A3B`) counts as close, otherwise the edit distance must be at most a third of
 // the longer name (at least 2). A candidate that extends `given` ranks first; ties go to the
-// earlier candidate.
+// earlier candidate. A `given` longer than 128 bytes matches nothing.
 [[nodiscard]] std::optional<std::string> ClosestName(std::string_view given,
                                                      std::span<const std::string> candidates);
 
 // " (did you mean X?)" for the closest candidate, or "" when none is close.
 [[nodiscard]] std::string DidYouMean(std::string_view given,
                                      std::span<const std::string> candidates);
+
+// `text` cut to at most 60 bytes with "..." for quoting user input in one-line messages.
+[[nodiscard]] std::string Abbreviated(std::string_view text);
 
 }  // namespace trainscope::io
 

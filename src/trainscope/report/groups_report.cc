@@ -1,7 +1,12 @@
-// Renders the process groups of a RankMapping as text or JSON.
+// Renders the process groups of a RankMapping as text or JSON. Both renderers append directly to
+// one reserved string: a million-rank world prints hundreds of megabytes, so no per-group JSON
+// values or temporary lines are built.
 #include "trainscope/report/groups_report.h"
 
+#include <fmt/format.h>
+
 #include <cstddef>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -36,123 +41,163 @@ void CheckRank(const RankMapping& mapping, std::optional<int64_t> rank) {
                    "report rank outside the world");
 }
 
-std::string JoinNamedValues(const NamedValues& values) {
-  std::string text;
+// Bytes the whole-world listing takes at most: every rank of every kind printed with the
+// widest rank's digits and a separator, plus a line head per group. Reserving it up front
+// avoids the copies of a growing string (untouched reserved pages cost no memory).
+std::size_t AllGroupsBytes(const RankMapping& mapping) {
+  const int64_t world = mapping.sizes().world_size;
+  const std::size_t digits = fmt::formatted_size("{}", world);
+  const std::size_t kinds = config::AllGroupKinds().size();
+  return kinds * static_cast<std::size_t>(world) * (digits + 1 + 24) + 4096;
+}
+
+void AppendNamedValues(const NamedValues& values, std::string& out) {
+  bool first = true;
   for (const auto& [name, value] : values) {
-    if (!text.empty()) text += ' ';
-    text += name;
-    text += '=';
-    text += std::to_string(value);
+    if (!first) out += ' ';
+    first = false;
+    fmt::format_to(std::back_inserter(out), "{}={}", name, value);
   }
-  return text;
 }
 
 // "<kind>[<index>]: r0 r1 ...\n"
-std::string GroupLine(GroupKind kind, int64_t index, const std::vector<int64_t>& group) {
-  std::string line = config::ToString(kind) + "[" + std::to_string(index) + "]:";
-  for (const int64_t member : group) {
-    line += ' ';
-    line += std::to_string(member);
-  }
-  return line + "\n";
+void AppendGroupLine(const std::string& kind, int64_t index, const std::vector<int64_t>& group,
+                     std::string& out) {
+  fmt::format_to(std::back_inserter(out), "{}[{}]:", kind, index);
+  for (const int64_t member : group) fmt::format_to(std::back_inserter(out), " {}", member);
+  out += '\n';
 }
 
-std::string TextHeader(const RankMapping& mapping) {
+void AppendTextHeader(const RankMapping& mapping, std::string& out) {
   const config::ParallelSizes& sizes = mapping.sizes();
-  return "world_size: " + std::to_string(sizes.world_size) +
-         ", order: " + config::ToString(sizes.order) + "\n" +
-         "sizes: " + JoinNamedValues(SizeEntries(sizes)) + "\n";
+  fmt::format_to(std::back_inserter(out), "world_size: {}, order: {}\nsizes: ", sizes.world_size,
+                 config::ToString(sizes.order));
+  AppendNamedValues(SizeEntries(sizes), out);
+  out += '\n';
 }
 
-std::string TextAllGroups(const RankMapping& mapping) {
-  std::string text;
+void AppendTextAllGroups(const RankMapping& mapping, std::string& out) {
   for (const GroupKind kind : config::AllGroupKinds()) {
+    const std::string name = config::ToString(kind);
     const std::vector<std::vector<int64_t>> groups = mapping.AllGroups(kind);
-    text += config::ToString(kind) + ": " + std::to_string(groups.size()) + " groups of " +
-            std::to_string(mapping.GroupSize(kind)) + "\n";
+    fmt::format_to(std::back_inserter(out), "{}: {} groups of {}\n", name, groups.size(),
+                   mapping.GroupSize(kind));
     for (std::size_t i = 0; i < groups.size(); ++i) {
-      text += GroupLine(kind, static_cast<int64_t>(i), groups[i]);
+      AppendGroupLine(name, static_cast<int64_t>(i), groups[i], out);
     }
   }
-  return text;
 }
 
-std::string TextGroupsOfRank(const RankMapping& mapping, int64_t rank) {
-  std::string text = "rank " + std::to_string(rank) + ": " +
-                     JoinNamedValues(CoordinateEntries(mapping.Coordinates(rank))) + "\n";
+void AppendTextGroupsOfRank(const RankMapping& mapping, int64_t rank, std::string& out) {
+  fmt::format_to(std::back_inserter(out), "rank {}: ", rank);
+  AppendNamedValues(CoordinateEntries(mapping.Coordinates(rank)), out);
+  out += '\n';
   for (const GroupKind kind : config::AllGroupKinds()) {
+    const std::string name = config::ToString(kind);
     const std::optional<int64_t> index = mapping.GroupIndexOf(kind, rank);
     if (!index.has_value()) {
-      text += config::ToString(kind) + ": none (rank " + std::to_string(rank) +
-              " is on a middle pipeline stage)\n";
+      fmt::format_to(std::back_inserter(out), "{}: none (rank {} is on a middle pipeline stage)\n",
+                     name, rank);
       continue;
     }
-    text += GroupLine(kind, *index, mapping.GroupOf(kind, rank));
+    AppendGroupLine(name, *index, mapping.GroupOf(kind, rank), out);
   }
-  return text;
 }
 
-nlohmann::ordered_json JsonObject(const NamedValues& values) {
-  nlohmann::ordered_json object = nlohmann::ordered_json::object();
-  for (const auto& [name, value] : values) object[name] = value;
-  return object;
+// A JSON string literal (names here are fixed identifiers; escaping kept for safety).
+std::string JsonString(const std::string& text) { return nlohmann::json(text).dump(); }
+
+// A member of a multi-line object: "\n<indent>"key": " with a comma before all but the first.
+void AppendKey(const std::string& key, int depth, bool& first, std::string& out) {
+  out += first ? "\n" : ",\n";
+  first = false;
+  out.append(static_cast<std::size_t>(2 * depth), ' ');
+  out += JsonString(key);
+  out += ": ";
 }
 
-// Prints objects at depth 0 and 1 with one member per line and everything deeper compactly, so a
-// group list stays on one line even for a 100k-rank world.
-void AppendJson(const nlohmann::ordered_json& value, int depth, std::string& out) {
-  if (!value.is_object() || value.empty() || depth >= 2) {
-    out += value.dump();
-    return;
-  }
-  const std::string indent(static_cast<std::size_t>(2 * (depth + 1)), ' ');
-  out += "{\n";
+// {"tp": 1, ...} with one member per line at `depth` (1), closing brace at depth - 1.
+void AppendJsonObject(const NamedValues& values, int depth, std::string& out) {
+  out += '{';
   bool first = true;
-  for (const auto& item : value.items()) {
-    if (!first) out += ",\n";
-    first = false;
-    out += indent;
-    out += nlohmann::ordered_json(item.key()).dump();
-    out += ": ";
-    AppendJson(item.value(), depth + 1, out);
+  for (const auto& [name, value] : values) {
+    AppendKey(name, depth, first, out);
+    fmt::format_to(std::back_inserter(out), "{}", value);
   }
   out += '\n';
-  out.append(static_cast<std::size_t>(2 * depth), ' ');
+  out.append(static_cast<std::size_t>(2 * (depth - 1)), ' ');
   out += '}';
+}
+
+// A compact JSON array of ranks: [0,1,2].
+void AppendRankList(const std::vector<int64_t>& ranks, std::string& out) {
+  out += '[';
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) out += ',';
+    fmt::format_to(std::back_inserter(out), "{}", ranks[i]);
+  }
+  out += ']';
+}
+
+// "groups": each kind on one line, its value compact: a rank list (one rank) or a list of them.
+void AppendJsonGroups(const RankMapping& mapping, std::optional<int64_t> rank, std::string& out) {
+  out += '{';
+  bool first = true;
+  for (const GroupKind kind : config::AllGroupKinds()) {
+    AppendKey(config::ToString(kind), 2, first, out);
+    if (rank.has_value()) {
+      AppendRankList(mapping.GroupOf(kind, *rank), out);
+      continue;
+    }
+    const std::vector<std::vector<int64_t>> groups = mapping.AllGroups(kind);
+    out += '[';
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      if (i > 0) out += ',';
+      AppendRankList(groups[i], out);
+    }
+    out += ']';
+  }
+  out += first ? "}" : "\n  }";
 }
 
 }  // namespace
 
 std::string RenderGroupsText(const RankMapping& mapping, std::optional<int64_t> rank) {
   CheckRank(mapping, rank);
-  const std::string body =
-      rank.has_value() ? TextGroupsOfRank(mapping, *rank) : TextAllGroups(mapping);
-  return TextHeader(mapping) + body;
+  std::string out;
+  if (rank.has_value()) {
+    AppendTextHeader(mapping, out);
+    AppendTextGroupsOfRank(mapping, *rank, out);
+  } else {
+    out.reserve(AllGroupsBytes(mapping));
+    AppendTextHeader(mapping, out);
+    AppendTextAllGroups(mapping, out);
+  }
+  return out;
 }
 
 std::string RenderGroupsJson(const RankMapping& mapping, std::optional<int64_t> rank) {
   CheckRank(mapping, rank);
   const config::ParallelSizes& sizes = mapping.sizes();
-  nlohmann::ordered_json json = nlohmann::ordered_json::object();
-  json["world_size"] = sizes.world_size;
-  json["order"] = config::ToString(sizes.order);
-  json["sizes"] = JsonObject(SizeEntries(sizes));
-  if (rank.has_value()) {
-    json["rank"] = *rank;
-    json["coordinates"] = JsonObject(CoordinateEntries(mapping.Coordinates(*rank)));
-  }
-  nlohmann::ordered_json groups = nlohmann::ordered_json::object();
-  for (const GroupKind kind : config::AllGroupKinds()) {
-    if (rank.has_value()) {
-      groups[config::ToString(kind)] = mapping.GroupOf(kind, *rank);
-    } else {
-      groups[config::ToString(kind)] = mapping.AllGroups(kind);
-    }
-  }
-  json["groups"] = std::move(groups);
   std::string out;
-  AppendJson(json, 0, out);
-  out += '\n';
+  if (!rank.has_value()) out.reserve(AllGroupsBytes(mapping));
+  bool first = true;
+  out += '{';
+  AppendKey("world_size", 1, first, out);
+  fmt::format_to(std::back_inserter(out), "{}", sizes.world_size);
+  AppendKey("order", 1, first, out);
+  out += JsonString(config::ToString(sizes.order));
+  AppendKey("sizes", 1, first, out);
+  AppendJsonObject(SizeEntries(sizes), 2, out);
+  if (rank.has_value()) {
+    AppendKey("rank", 1, first, out);
+    fmt::format_to(std::back_inserter(out), "{}", *rank);
+    AppendKey("coordinates", 1, first, out);
+    AppendJsonObject(CoordinateEntries(mapping.Coordinates(*rank)), 2, out);
+  }
+  AppendKey("groups", 1, first, out);
+  AppendJsonGroups(mapping, rank, out);
+  out += "\n}\n";
   return out;
 }
 

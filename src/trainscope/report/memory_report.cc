@@ -62,7 +62,7 @@ std::string RenderMemoryJson(const MemoryReportInput& input) {
                    {"activations_bytes", input.megatron.activations_bytes},
                    {"total_bytes", input.megatron.total_bytes},
                    {"notes", input.megatron.notes}}}};
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string RenderMemoryText(const MemoryReportInput& input) {

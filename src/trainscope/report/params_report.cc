@@ -84,7 +84,7 @@ std::string RenderParamsJson(const ParamsReportInput& input) {
     for (const graph::StageParams& stage : input.stages) per_rank.push_back(StageJson(stage));
     out["per_rank"] = per_rank;
   }
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string RenderParamsText(const ParamsReportInput& input) {

@@ -116,7 +116,7 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
         {"thd_step_time_s", s.thd_step_seconds},
         {"thd_useful_tokens_per_s_per_gpu", s.thd_useful_tokens_per_s_per_gpu}};
   }
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string RenderSimulateText(const study::Study& study, const study::StudyResult& result) {

@@ -190,7 +190,7 @@ std::string RenderValidationJson(const ModelConfig& model, const TrainingConfig&
               {"errors", ViolationsJson(result.errors)},
               {"warnings", ViolationsJson(result.warnings)}};
   if (result.ok()) report["layout"] = LayoutJson(model, training);
-  return report.dump(2) + "\n";
+  return report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainscope::report

@@ -13,7 +13,9 @@ using graph::Op;
 using Json = nlohmann::ordered_json;
 
 // JSON string literal of a name (names are ASCII identifiers, but escape defensively).
-std::string Quoted(const std::string& text) { return Json(text).dump(); }
+std::string Quoted(const std::string& text) {
+  return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 void AppendOp(const Op& op, fmt::memory_buffer& out) {
   fmt::format_to(std::back_inserter(out),
@@ -98,7 +100,8 @@ std::string RenderWorkloadJson(const graph::StepGraph& graph,
                  "{{\n  \"rank\": {},\n  \"pipeline_rank\": {},\n  \"num_micro_batches\": {},\n"
                  "  \"totals\": {},\n  \"ops\": [\n",
                  graph.rank, graph.pipeline_rank, graph.num_micro_batches,
-                 TotalsJson(SumWorkload(graph, megatron_model_flops_per_step)).dump());
+                 TotalsJson(SumWorkload(graph, megatron_model_flops_per_step))
+                     .dump(-1, ' ', false, Json::error_handler_t::replace));
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     AppendOp(graph.ops[i], out);
     fmt::format_to(std::back_inserter(out), "{}\n", i + 1 < graph.ops.size() ? "," : "");
@@ -125,7 +128,7 @@ std::string RenderWorkloadSummaryJson(const graph::StepGraph& graph,
                  {"num_ops", static_cast<int64_t>(graph.ops.size())},
                  {"collectives", entries},
                  {"totals", TotalsJson(SumWorkload(graph, megatron_model_flops_per_step))}};
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string RenderWorkloadSummaryText(const graph::StepGraph& graph,
