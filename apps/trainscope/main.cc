@@ -54,8 +54,22 @@ void WriteOutputs(const io::CliRequest& request, app::CommandOutput& output) {
   if (!request.output_path) std::cout << output.text;
 }
 
+// `--compare @FILE` names the plan's comparison layout, not arguments to splice in: keep it as
+// one "--compare=@FILE" argument so @FILE expansion leaves it to the plan runner.
+std::vector<std::string> KeepCompareFile(const std::vector<std::string>& raw_args) {
+  std::vector<std::string> args;
+  for (size_t i = 0; i < raw_args.size(); ++i) {
+    if (raw_args[i] == "--compare" && i + 1 < raw_args.size() && raw_args[i + 1].starts_with("@")) {
+      args.push_back("--compare=" + raw_args[++i]);
+    } else {
+      args.push_back(raw_args[i]);
+    }
+  }
+  return args;
+}
+
 int Run(const std::vector<std::string>& raw_args) {
-  const std::vector<std::string> args = io::ExpandArgumentFiles(raw_args);
+  const std::vector<std::string> args = io::ExpandArgumentFiles(KeepCompareFile(raw_args));
   if (args.empty()) {
     std::cerr << app::GeneralHelp();
     return kExitBadInput;
