@@ -43,8 +43,8 @@ enum class FlagGroup {
                // --explain, --compare, --threads
 };
 inline constexpr FlagGroup kAllFlagGroups[] = {
-    FlagGroup::kModel,     FlagGroup::kOutput,  FlagGroup::kRank,    FlagGroup::kTraining,
-    FlagGroup::kWorkload,  FlagGroup::kGpu,     FlagGroup::kCluster, FlagGroup::kMemory,
+    FlagGroup::kModel,     FlagGroup::kOutput,   FlagGroup::kRank,    FlagGroup::kTraining,
+    FlagGroup::kWorkload,  FlagGroup::kGpu,      FlagGroup::kCluster, FlagGroup::kMemory,
     FlagGroup::kCostModel, FlagGroup::kSimulate, FlagGroup::kPlan};
 
 // The heading of a group in `trainscope help CMD`.
@@ -87,12 +87,12 @@ struct SimulateFlags {
 struct PlanFlags {
   std::vector<std::string> fixes;  // --fix FLAG=VALUE, applied as the Megatron flag FLAG
   std::optional<int64_t> max_tp;   // --max-tp
-  std::optional<plan::RecomputeAllowance> allow_recompute;     // --allow-recompute
+  std::optional<plan::RecomputeAllowance> allow_recompute;          // --allow-recompute
   std::optional<std::vector<config::TokenDispatcher>> dispatchers;  // --dispatchers a,b
-  plan::Objective objective = plan::Objective::kThroughput;   // --objective
-  int64_t top = 10;                                            // --top K
-  std::optional<std::string> csv_path;                         // --csv PATH
-  std::optional<int64_t> explain_rank;                         // --explain RANK
+  plan::Objective objective = plan::Objective::kThroughput;         // --objective
+  int64_t top = 10;                                                 // --top K
+  std::optional<std::string> csv_path;                              // --csv PATH
+  std::optional<int64_t> explain_rank;                              // --explain RANK
   std::optional<std::string> compare;  // --compare "FLAGS" or "@FILE" (read by the runner)
   std::optional<int64_t> threads;      // --threads N (default: hardware concurrency)
 };

@@ -12,10 +12,12 @@
 namespace trainscope::plan {
 namespace {
 
-// Forward and backward (recompute included) compute seconds of one micro-batch.
+// Forward and backward (recompute included) compute seconds of one micro-batch, and the
+// seconds its model-parallel communication occupies that stream.
 struct PassSeconds {
   double forward = 0;
   double backward = 0;
+  double model_parallel_comm = 0;
 };
 
 class StagePricer {
@@ -35,9 +37,11 @@ class StagePricer {
     const auto key = std::make_tuple(spec.mixer, spec.ffn, full);
     const auto it = layers_.find(key);
     if (it != layers_.end()) return it->second;
-    const PassSeconds seconds{Sum(graph::DecoderLayerForward(context_, layer)),
-                              Sum(graph::DecoderLayerBackward(context_, layer)) +
-                                  Sum(graph::DecoderLayerRecompute(context_, layer, full))};
+    const std::vector<graph::Op> forward = graph::DecoderLayerForward(context_, layer);
+    const std::vector<graph::Op> backward = graph::DecoderLayerBackward(context_, layer);
+    const std::vector<graph::Op> recompute = graph::DecoderLayerRecompute(context_, layer, full);
+    const PassSeconds seconds{Sum(forward), Sum(backward) + Sum(recompute),
+                              CommSum(forward) + CommSum(backward) + CommSum(recompute)};
     layers_.emplace(key, seconds);
     return seconds;
   }
@@ -49,6 +53,7 @@ class StagePricer {
       const PassSeconds layer = Layer(chunk.first_layer + i, i);
       out.forward += layer.forward;
       out.backward += layer.backward;
+      out.model_parallel_comm += layer.model_parallel_comm;
     }
     if (chunk.has_embedding) {
       out.forward += Sum(graph::EmbeddingForward(context_));
@@ -74,6 +79,26 @@ class StagePricer {
     return seconds;
   }
 
+  // Seconds on the simulator's model-parallel stream (sim/step_simulator.h), which runs one
+  // collective at a time: TP and EP collectives of the layer, except those the simulator
+  // pipelines with compute (TP with --tp-comm-overlap, EP with
+  // --overlap-moe-expert-parallel-comm); CP is left out. Priced for rank 0: every stage's groups
+  // have the same shape.
+  double CommSum(const std::vector<graph::Op>& ops) const {
+    const config::TrainingConfig& t = study_.training;
+    double seconds = 0;
+    for (const graph::Op& op : ops) {
+      if (!op.IsComm() || op.phase == graph::Phase::kGradSync) continue;
+      const config::GroupKind g = op.group;
+      const bool tp = g == config::GroupKind::kTp;
+      const bool ep = g == config::GroupKind::kEp || g == config::GroupKind::kTpEp;
+      if ((tp && !t.overlap.tp_comm_overlap) || (ep && !t.moe.overlap_expert_parallel_comm)) {
+        seconds += costs_.comm_cost(op, 0).seconds;
+      }
+    }
+    return seconds;
+  }
+
   const study::Study& study_;
   graph::LayerOpContext context_;
   sim::OpCostModel costs_;
@@ -88,11 +113,13 @@ double ComputeLowerBoundSeconds(const study::Study& study) {
   StagePricer pricer(study);
   const int64_t p = layout.pipeline_size;
   std::vector<double> stage_seconds(static_cast<size_t>(p), 0.0);
+  std::vector<double> stage_comm_seconds(static_cast<size_t>(p), 0.0);
   double forward_min = std::numeric_limits<double>::infinity();
   double backward_min = forward_min;
   for (const config::ModelChunk& chunk : layout.chunks) {
     const PassSeconds seconds = pricer.Chunk(chunk);
     stage_seconds[static_cast<size_t>(chunk.pipeline_rank)] += seconds.forward + seconds.backward;
+    stage_comm_seconds[static_cast<size_t>(chunk.pipeline_rank)] += seconds.model_parallel_comm;
     forward_min = std::min(forward_min, seconds.forward);
     backward_min = std::min(backward_min, seconds.backward);
   }
@@ -101,7 +128,9 @@ double ComputeLowerBoundSeconds(const study::Study& study) {
   for (int64_t s = 0; s < p; ++s) {
     const double fill = static_cast<double>(s) * forward_min;
     const double drain = static_cast<double>(p - 1 - s) * backward_min;
-    bound = std::max(bound, m * stage_seconds[static_cast<size_t>(s)] + fill + drain);
+    const double busiest_stream = std::max(stage_seconds[static_cast<size_t>(s)],
+                                           stage_comm_seconds[static_cast<size_t>(s)]);
+    bound = std::max(bound, m * busiest_stream + fill + drain);
   }
   return bound;
 }
