@@ -54,12 +54,13 @@ void WriteOutputs(const io::CliRequest& request, app::CommandOutput& output) {
   if (!request.output_path) std::cout << output.text;
 }
 
-// `--compare @FILE` names the plan's comparison layout, not arguments to splice in: keep it as
-// one "--compare=@FILE" argument so @FILE expansion leaves it to the plan runner.
-std::vector<std::string> KeepCompareFile(const std::vector<std::string>& raw_args) {
+// `--compare VALUE` is one argument whatever VALUE holds: a layout's flags ("--tp 2 ...", which
+// would read as flags) or @FILE (which @FILE expansion would splice in). Joined into
+// "--compare=VALUE" here, it reaches the plan runner as written.
+std::vector<std::string> KeepCompareValue(const std::vector<std::string>& raw_args) {
   std::vector<std::string> args;
   for (size_t i = 0; i < raw_args.size(); ++i) {
-    if (raw_args[i] == "--compare" && i + 1 < raw_args.size() && raw_args[i + 1].starts_with("@")) {
+    if (raw_args[i] == "--compare" && i + 1 < raw_args.size()) {
       args.push_back("--compare=" + raw_args[++i]);
     } else {
       args.push_back(raw_args[i]);
@@ -69,7 +70,7 @@ std::vector<std::string> KeepCompareFile(const std::vector<std::string>& raw_arg
 }
 
 int Run(const std::vector<std::string>& raw_args) {
-  const std::vector<std::string> args = io::ExpandArgumentFiles(KeepCompareFile(raw_args));
+  const std::vector<std::string> args = io::ExpandArgumentFiles(KeepCompareValue(raw_args));
   if (args.empty()) {
     std::cerr << app::GeneralHelp();
     return kExitBadInput;

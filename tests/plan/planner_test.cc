@@ -10,7 +10,7 @@
 #include "trainscope/config/validate.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/megatron_args.h"
-#include "trainscope/io/presets.h"
+#include "trainscope/io/hf_config_loader.h"
 #include "trainscope/report/plan_report.h"
 
 namespace trainscope::plan {

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "trainscope/io/presets.h"
+#include "trainscope/io/hf_config_loader.h"
 
 namespace trainscope::plan {
 namespace {

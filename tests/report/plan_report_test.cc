@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainscope/io/cluster_file.h"
-#include "trainscope/io/presets.h"
+#include "trainscope/io/hf_config_loader.h"
 
 namespace trainscope::report {
 namespace {
