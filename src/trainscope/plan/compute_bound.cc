@@ -12,12 +12,19 @@
 namespace trainscope::plan {
 namespace {
 
-// Forward and backward (recompute included) compute seconds of one micro-batch, and the
-// seconds its model-parallel communication occupies that stream.
+// Seconds of one micro-batch: compute, and the model-parallel collectives that sit in the pass's
+// dependency chain, forward and backward (recompute included).
 struct PassSeconds {
-  double forward = 0;
-  double backward = 0;
-  double model_parallel_comm = 0;
+  double forward_compute = 0;
+  double backward_compute = 0;
+  double forward_comm = 0;
+  double backward_comm = 0;
+  void Add(const PassSeconds& o) {
+    forward_compute += o.forward_compute;
+    backward_compute += o.backward_compute;
+    forward_comm += o.forward_comm;
+    backward_comm += o.backward_comm;
+  }
 };
 
 class StagePricer {
@@ -37,11 +44,9 @@ class StagePricer {
     const auto key = std::make_tuple(spec.mixer, spec.ffn, full);
     const auto it = layers_.find(key);
     if (it != layers_.end()) return it->second;
-    const std::vector<graph::Op> forward = graph::DecoderLayerForward(context_, layer);
-    const std::vector<graph::Op> backward = graph::DecoderLayerBackward(context_, layer);
-    const std::vector<graph::Op> recompute = graph::DecoderLayerRecompute(context_, layer, full);
-    const PassSeconds seconds{Sum(forward), Sum(backward) + Sum(recompute),
-                              CommSum(forward) + CommSum(backward) + CommSum(recompute)};
+    PassSeconds seconds = Price(graph::DecoderLayerForward(context_, layer),
+                                graph::DecoderLayerBackward(context_, layer));
+    seconds.Add(Price({}, graph::DecoderLayerRecompute(context_, layer, full)));
     layers_.emplace(key, seconds);
     return seconds;
   }
@@ -49,29 +54,26 @@ class StagePricer {
   // One model chunk: its layers plus the embedding, LM head and MTP it holds.
   PassSeconds Chunk(const config::ModelChunk& chunk) {
     PassSeconds out;
-    for (int64_t i = 0; i < chunk.num_layers; ++i) {
-      const PassSeconds layer = Layer(chunk.first_layer + i, i);
-      out.forward += layer.forward;
-      out.backward += layer.backward;
-      out.model_parallel_comm += layer.model_parallel_comm;
-    }
+    for (int64_t i = 0; i < chunk.num_layers; ++i) out.Add(Layer(chunk.first_layer + i, i));
     if (chunk.has_embedding) {
-      out.forward += Sum(graph::EmbeddingForward(context_));
-      out.backward += Sum(graph::EmbeddingBackward(context_));
+      out.Add(Price(graph::EmbeddingForward(context_), graph::EmbeddingBackward(context_)));
     }
     if (chunk.has_lm_head) {
-      out.forward += Sum(graph::LmHeadAndLossForward(context_));
-      out.backward += Sum(graph::LmHeadAndLossBackward(context_));
+      out.Add(Price(graph::LmHeadAndLossForward(context_), graph::LmHeadAndLossBackward(context_)));
     }
     if (chunk.num_mtp_layers > 0) {
-      out.forward += Sum(graph::MtpForward(context_));
-      out.backward += Sum(graph::MtpBackward(context_));
+      out.Add(Price(graph::MtpForward(context_), graph::MtpBackward(context_)));
     }
     return out;
   }
 
  private:
-  double Sum(const std::vector<graph::Op>& ops) const {
+  PassSeconds Price(const std::vector<graph::Op>& forward,
+                    const std::vector<graph::Op>& backward) const {
+    return {Compute(forward), Compute(backward), Comm(forward), Comm(backward)};
+  }
+
+  double Compute(const std::vector<graph::Op>& ops) const {
     double seconds = 0;
     for (const graph::Op& op : ops) {
       if (!op.IsComm()) seconds += costs_.compute_seconds(op);
@@ -79,22 +81,24 @@ class StagePricer {
     return seconds;
   }
 
-  // Seconds on the simulator's model-parallel stream (sim/step_simulator.h), which runs one
-  // collective at a time: TP and EP collectives of the layer, except those the simulator
-  // pipelines with compute (TP with --tp-comm-overlap, EP with
-  // --overlap-moe-expert-parallel-comm); CP is left out. Priced for rank 0: every stage's groups
-  // have the same shape.
-  double CommSum(const std::vector<graph::Op>& ops) const {
+  // The collectives the simulator keeps in the pass's chain on the model-parallel stream: TP
+  // (unless --tp-comm-overlap pipelines them with their GEMMs), EP / ETP exchanges and the TP
+  // statistics reductions. CP (its ring is pipelined with attention) and data-parallel traffic
+  // are left out. Priced for rank 0: every stage's groups have the same shape.
+  double Comm(const std::vector<graph::Op>& ops) const {
+    using config::GroupKind;
     const config::TrainingConfig& t = study_.training;
     double seconds = 0;
     for (const graph::Op& op : ops) {
-      if (!op.IsComm() || op.phase == graph::Phase::kGradSync) continue;
-      const config::GroupKind g = op.group;
-      const bool tp = g == config::GroupKind::kTp;
-      const bool ep = g == config::GroupKind::kEp || g == config::GroupKind::kTpEp;
-      if ((tp && !t.overlap.tp_comm_overlap) || (ep && !t.moe.overlap_expert_parallel_comm)) {
-        seconds += costs_.comm_cost(op, 0).seconds;
+      if (!op.IsComm() || op.phase == graph::Phase::kGradSync ||
+          op.collective == graph::Collective::kRecv) {
+        continue;
       }
+      const GroupKind g = op.group;
+      const bool counted = (g == GroupKind::kTp && !t.overlap.tp_comm_overlap) ||
+                           g == GroupKind::kEp || g == GroupKind::kTpEp || g == GroupKind::kEtp ||
+                           g == GroupKind::kTpCp;
+      if (counted) seconds += costs_.comm_cost(op, 0).seconds;
     }
     return seconds;
   }
@@ -109,28 +113,31 @@ class StagePricer {
 
 double ComputeLowerBoundSeconds(const study::Study& study) {
   const config::TrainingConfig& t = study.training;
+  // Without shared-expert or EP overlap the simulator runs every op of a pass (and the passes
+  // of a stage) as one dependency chain, so its compute and chained collectives add up; with
+  // them, only the busier of the two streams counts.
+  const bool chained = !t.moe.shared_expert_overlap && !t.moe.overlap_expert_parallel_comm;
   const config::PipelineLayout layout = config::BuildPipelineLayout(study.model, t);
   StagePricer pricer(study);
   const int64_t p = layout.pipeline_size;
   std::vector<double> stage_seconds(static_cast<size_t>(p), 0.0);
-  std::vector<double> stage_comm_seconds(static_cast<size_t>(p), 0.0);
   double forward_min = std::numeric_limits<double>::infinity();
   double backward_min = forward_min;
   for (const config::ModelChunk& chunk : layout.chunks) {
-    const PassSeconds seconds = pricer.Chunk(chunk);
-    stage_seconds[static_cast<size_t>(chunk.pipeline_rank)] += seconds.forward + seconds.backward;
-    stage_comm_seconds[static_cast<size_t>(chunk.pipeline_rank)] += seconds.model_parallel_comm;
-    forward_min = std::min(forward_min, seconds.forward);
-    backward_min = std::min(backward_min, seconds.backward);
+    const PassSeconds s = pricer.Chunk(chunk);
+    const double compute = s.forward_compute + s.backward_compute;
+    const double comm = s.forward_comm + s.backward_comm;
+    stage_seconds[static_cast<size_t>(chunk.pipeline_rank)] +=
+        chained ? compute + comm : std::max(compute, comm);
+    forward_min = std::min(forward_min, s.forward_compute + (chained ? s.forward_comm : 0));
+    backward_min = std::min(backward_min, s.backward_compute + (chained ? s.backward_comm : 0));
   }
   const double m = static_cast<double>(t.NumMicroBatches());
   double bound = 0;
   for (int64_t s = 0; s < p; ++s) {
     const double fill = static_cast<double>(s) * forward_min;
     const double drain = static_cast<double>(p - 1 - s) * backward_min;
-    const double busiest_stream = std::max(stage_seconds[static_cast<size_t>(s)],
-                                           stage_comm_seconds[static_cast<size_t>(s)]);
-    bound = std::max(bound, m * busiest_stream + fill + drain);
+    bound = std::max(bound, m * stage_seconds[static_cast<size_t>(s)] + fill + drain);
   }
   return bound;
 }

@@ -17,17 +17,17 @@ namespace {
 // Layouts simulated between two updates of the pruning threshold. A constant (not the thread
 // count) so that which layouts are pruned does not depend on the number of threads.
 constexpr int64_t kWaveSize = 8;
-// Layouts screened (validated and memory-estimated) between two progress reports.
+// Layouts screened (validated and bounded, or memory-estimated) between two progress reports.
 constexpr int64_t kScreenBatch = 256;
 
 constexpr char kOk[] = "ok";
 constexpr char kOom[] = "oom";
 constexpr char kBound[] = "bound";
 
-// The outcome of the cheap stages for one layout.
+// What the planner knows of one layout.
 struct Screened {
-  std::string status = kOk;  // "ok", a rule id or "oom"
-  int64_t peak_bytes = 0;
+  std::string status = kOk;  // "ok", a rule id, "oom" or "bound"
+  int64_t peak_bytes = 0;    // 0 until estimated
   double lower_bound_seconds = 0;
 };
 
@@ -37,23 +37,25 @@ study::Study WithTraining(const study::Study& base, const config::TrainingConfig
   return study;
 }
 
-Screened Screen(const study::Study& study) {
+// Validation for every layout, then the lower bound (throughput objective: memory waits until
+// the layout's turn) or the memory, which is the score (memory-headroom objective).
+Screened Screen(const study::Study& study, Objective objective) {
   Screened out;
   const config::ValidationResult validation = config::Validate(study.model, study.training);
   if (!validation.ok()) {
     out.status = validation.errors.front().rule;
     return out;
   }
-  out.peak_bytes = study::EstimateStudyMemory(study).max_peak_bytes;
-  if (out.peak_bytes > study.cluster.gpu.memory_bytes) {
-    out.status = kOom;
+  if (objective == Objective::kThroughput) {
+    out.lower_bound_seconds = StepTimeLowerBound(study);
     return out;
   }
-  out.lower_bound_seconds = StepTimeLowerBound(study);
+  out.peak_bytes = study::EstimateStudyMemory(study).max_peak_bytes;
+  if (out.peak_bytes > study.cluster.gpu.memory_bytes) out.status = kOom;
   return out;
 }
 
-// Validates and estimates every layout, in parallel, reporting progress per batch.
+// Screens every layout, in parallel, reporting progress per batch.
 std::vector<Screened> ScreenAll(const study::Study& base,
                                 const std::vector<config::TrainingConfig>& layouts,
                                 const PlanOptions& options, const ProgressCallback& progress) {
@@ -62,40 +64,14 @@ std::vector<Screened> ScreenAll(const study::Study& base,
   for (int64_t begin = 0; begin < n; begin += kScreenBatch) {
     const int64_t count = std::min(kScreenBatch, n - begin);
     ParallelFor(count, options.num_threads, [&](int64_t i) {
-      screened[begin + i] = Screen(WithTraining(base, layouts[begin + i]));
+      screened[begin + i] = Screen(WithTraining(base, layouts[begin + i]), options.objective);
     });
     if (progress) progress(begin + count, n);
   }
   return screened;
 }
 
-// Recompute only adds work in the simulator, so for throughput a layout with recompute cannot
-// beat its twin with less recompute when that twin fits: keeps, per group of layouts that differ
-// only in recompute, the one with the least recompute that passed the cheap stages and marks
-// the others "bound".
-void KeepLeastRecompute(const study::Study& base,
-                        const std::vector<config::TrainingConfig>& layouts,
-                        std::vector<Screened>& screened) {
-  std::map<std::string, size_t> least;  // recompute-free flags -> layout index
-  for (size_t i = 0; i < layouts.size(); ++i) {
-    if (screened[i].status != kOk) continue;
-    config::TrainingConfig twin = layouts[i];
-    twin.recompute = {};
-    const auto [it, inserted] = least.emplace(LayoutFlags(base.model, twin), i);
-    if (inserted) continue;
-    const auto level = [&](size_t j) { return layouts[j].recompute.granularity; };
-    size_t dropped = i;
-    if (level(i) < level(it->second)) std::swap(it->second, dropped);
-    screened[dropped].status = kBound;
-  }
-}
-
-double Score(const Candidate& c, Objective objective) {
-  return objective == Objective::kThroughput ? c.tokens_per_second_per_gpu
-                                             : static_cast<double>(c.headroom_bytes);
-}
-
-// The order in which survivors are simulated: most promising first (smallest bound for
+// The order in which survivors are considered: most promising first (smallest bound for
 // throughput, largest headroom for memory headroom), ties by flags.
 std::vector<int64_t> SimulationOrder(const std::vector<Screened>& screened,
                                      const std::vector<std::string>& flags, Objective objective) {
@@ -118,62 +94,118 @@ std::vector<int64_t> SimulationOrder(const std::vector<Screened>& screened,
   return order;
 }
 
-// The K-th best score among `scores` (all finite), or nothing when there are fewer than K.
+// The K-th best score among `scores`, or nothing when there are fewer than K.
 std::optional<double> KthBest(std::vector<double> scores, int64_t k) {
   if (static_cast<int64_t>(scores.size()) < k) return std::nullopt;
   std::nth_element(scores.begin(), scores.begin() + (k - 1), scores.end(), std::greater<>());
   return scores[k - 1];
 }
 
-// Step 3 and 4 of the pipeline: simulates survivors in `order`, wave by wave, pruning those
-// whose best possible score cannot reach the K-th best simulated (throughput) or known
-// (memory headroom) score. Marks pruned layouts "bound" in `screened`.
-std::vector<Candidate> SimulateSurvivors(const study::Study& base,
-                                         const std::vector<config::TrainingConfig>& layouts,
-                                         std::vector<Screened>& screened,
-                                         const std::vector<int64_t>& order,
-                                         const PlanOptions& options,
-                                         const ProgressCallback& progress) {
-  const int64_t gpu_bytes = base.cluster.gpu.memory_bytes;
+// Recompute only adds work in the simulator, so for throughput a layout with recompute cannot
+// beat its twin with less recompute when that twin fits. Remembers, per group of layouts that
+// differ only in recompute, the least recompute that fitted.
+class RecomputeTwins {
+ public:
+  explicit RecomputeTwins(const config::ModelConfig& model) : model_(model) {}
+
+  // True when a twin with less recompute already fitted; otherwise records this one.
+  bool Dominated(const config::TrainingConfig& t) {
+    config::TrainingConfig twin = t;
+    twin.recompute = {};
+    const auto [it, inserted] = least_.emplace(LayoutFlags(model_, twin), t.recompute.granularity);
+    if (inserted) return false;
+    if (it->second < t.recompute.granularity) return true;
+    it->second = t.recompute.granularity;
+    return false;
+  }
+
+ private:
+  const config::ModelConfig& model_;
+  std::map<std::string, config::RecomputeGranularity> least_;
+};
+
+// Steps 2 to 5 for the throughput objective, wave by wave in `order`: stops at the first layout
+// whose best possible throughput is below the K-th best simulated; estimates the memory of the
+// wave (rejecting OOM layouts), skips recompute twins, and simulates the rest.
+std::vector<Candidate> SearchThroughput(const study::Study& base,
+                                        const std::vector<config::TrainingConfig>& layouts,
+                                        std::vector<Screened>& screened,
+                                        const std::vector<int64_t>& order,
+                                        const PlanOptions& options,
+                                        const ProgressCallback& progress) {
   const auto best_possible = [&](int64_t i) {
-    const Screened& s = screened[i];
-    if (options.objective == Objective::kMemoryHeadroom) {
-      return static_cast<double>(gpu_bytes - s.peak_bytes);
-    }
     const config::TrainingConfig& t = layouts[i];
     const double tokens = static_cast<double>(t.GlobalBatchSize() * t.batch.seq_length);
-    return tokens / (s.lower_bound_seconds * static_cast<double>(t.parallel.world_size));
+    return tokens / (screened[i].lower_bound_seconds * static_cast<double>(t.parallel.world_size));
   };
+  RecomputeTwins twins(base.model);
   std::optional<double> threshold;
-  if (options.objective == Objective::kMemoryHeadroom) {
-    std::vector<double> headrooms;
-    for (const int64_t i : order) headrooms.push_back(best_possible(i));
-    threshold = KthBest(headrooms, options.top_k);
-  }
   std::vector<Candidate> simulated;
   std::vector<double> scores;
   const int64_t n = static_cast<int64_t>(order.size());
   int64_t next = 0;
-  while (next < n) {
+  bool stopped = false;
+  while (next < n && !stopped) {
     std::vector<int64_t> wave;
     for (; next < n && static_cast<int64_t>(wave.size()) < kWaveSize; ++next) {
-      if (threshold && best_possible(order[next]) < *threshold) break;
+      stopped = threshold && best_possible(order[next]) < *threshold;
+      if (stopped) break;
       wave.push_back(order[next]);
     }
-    std::vector<Candidate> results(wave.size());
     ParallelFor(static_cast<int64_t>(wave.size()), options.num_threads, [&](int64_t w) {
-      results[w] = EvaluateLayout(WithTraining(base, layouts[wave[w]]));
+      const study::Study study = WithTraining(base, layouts[wave[w]]);
+      screened[wave[w]].peak_bytes = study::EstimateStudyMemory(study).max_peak_bytes;
+    });
+    std::vector<int64_t> to_simulate;
+    for (const int64_t i : wave) {
+      if (screened[i].peak_bytes > base.cluster.gpu.memory_bytes) {
+        screened[i].status = kOom;
+      } else if (twins.Dominated(layouts[i])) {
+        screened[i].status = kBound;
+      } else {
+        to_simulate.push_back(i);
+      }
+    }
+    std::vector<Candidate> results(to_simulate.size());
+    ParallelFor(static_cast<int64_t>(to_simulate.size()), options.num_threads, [&](int64_t w) {
+      results[w] = EvaluateLayout(WithTraining(base, layouts[to_simulate[w]]));
     });
     for (Candidate& c : results) {
-      scores.push_back(Score(c, options.objective));
+      scores.push_back(c.tokens_per_second_per_gpu);
       simulated.push_back(std::move(c));
     }
-    if (options.objective == Objective::kThroughput) threshold = KthBest(scores, options.top_k);
-    if (static_cast<int64_t>(wave.size()) < kWaveSize && next < n) break;  // the rest is pruned
+    threshold = KthBest(scores, options.top_k);
     if (progress) progress(next, n);
   }
   for (; next < n; ++next) screened[order[next]].status = kBound;
-  if (progress) progress(n, n);
+  return simulated;
+}
+
+// Steps 4 and 5 for the memory-headroom objective: the headroom is known for every layout, so
+// every layout whose headroom reaches the K-th largest is simulated and the rest are pruned.
+std::vector<Candidate> SearchHeadroom(const study::Study& base,
+                                      const std::vector<config::TrainingConfig>& layouts,
+                                      std::vector<Screened>& screened,
+                                      const std::vector<int64_t>& order,
+                                      const PlanOptions& options) {
+  std::vector<double> headrooms;
+  for (const int64_t i : order) {
+    headrooms.push_back(
+        static_cast<double>(base.cluster.gpu.memory_bytes - screened[i].peak_bytes));
+  }
+  const std::optional<double> threshold = KthBest(headrooms, options.top_k);
+  std::vector<int64_t> to_simulate;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (threshold && headrooms[k] < *threshold) {
+      screened[order[k]].status = kBound;
+    } else {
+      to_simulate.push_back(order[k]);
+    }
+  }
+  std::vector<Candidate> simulated(to_simulate.size());
+  ParallelFor(static_cast<int64_t>(to_simulate.size()), options.num_threads, [&](int64_t w) {
+    simulated[w] = EvaluateLayout(WithTraining(base, layouts[to_simulate[w]]));
+  });
   return simulated;
 }
 
@@ -259,10 +291,11 @@ PlanResult Plan(const study::Study& base, const PlanOptions& options,
   std::vector<std::string> flags;
   for (const config::TrainingConfig& t : layouts) flags.push_back(LayoutFlags(base.model, t));
   std::vector<Screened> screened = ScreenAll(base, layouts, options, progress);
-  if (options.objective == Objective::kThroughput) KeepLeastRecompute(base, layouts, screened);
   const std::vector<int64_t> order = SimulationOrder(screened, flags, options.objective);
   PlanResult result;
-  result.ranking = SimulateSurvivors(base, layouts, screened, order, options, progress);
+  result.ranking = options.objective == Objective::kThroughput
+                       ? SearchThroughput(base, layouts, screened, order, options, progress)
+                       : SearchHeadroom(base, layouts, screened, order, options);
   std::sort(
       result.ranking.begin(), result.ranking.end(),
       [&](const Candidate& a, const Candidate& b) { return RanksBefore(a, b, options.objective); });

@@ -58,7 +58,9 @@ struct SearchSpaceOptions {
   std::vector<config::TokenDispatcher> dispatchers = {config::TokenDispatcher::kAllToAll,
                                                       config::TokenDispatcher::kFlex};
   std::vector<int64_t> micro_batch_sizes = {1, 2, 4};
-  bool megatron_fsdp = true;  // also try Megatron-FSDP next to the distributed optimizer
+  // Also try Megatron-FSDP next to the distributed optimizer (off by default: pin
+  // --use-megatron-fsdp to search FSDP layouts instead).
+  bool megatron_fsdp = false;
 };
 
 // Every layout of the space for `model`, starting from `base` (world size, batch, precision,

@@ -75,12 +75,12 @@ std::vector<Row> TermRows(const plan::Candidate& a, const plan::Candidate& b) {
 std::string TermTable(const std::string& first, const std::string& second, const plan::Candidate& a,
                       const plan::Candidate& b) {
   std::string out =
-      fmt::format("  {:<26} {:>12} {:>12} {:>13}\n", "term", first, second, second + " - " + first);
+      fmt::format("  {:<26} {:>14} {:>14} {:>13}\n", "term", first, second, second + " - " + first);
   for (const Row& r : TermRows(a, b)) {
     const int digits = r.unit == "s" ? 4 : 2;
-    out += fmt::format("  {:<26} {:>10.{}f} {:<1} {:>10.{}f} {:<1} {:>+11.{}f} {}\n", r.term,
-                       r.first, digits, r.unit == "s" ? "s" : "G", r.second, digits,
-                       r.unit == "s" ? "s" : "G", r.second - r.first, digits, r.unit);
+    out +=
+        fmt::format("  {:<26} {:>10.{}f} {:<3} {:>10.{}f} {:<3} {:>+9.{}f} {}\n", r.term, r.first,
+                    digits, r.unit, r.second, digits, r.unit, r.second - r.first, digits, r.unit);
   }
   out += fmt::format("  flags only in {}:{}\n", first, FlagDifference(a.flags, b.flags));
   out += fmt::format("  flags only in {}:{}\n", second, FlagDifference(b.flags, a.flags));
