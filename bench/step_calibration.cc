@@ -82,12 +82,12 @@ void PrintRankAccuracy(const std::vector<bench::RowResult>& results) {
                                         c.row.source);
     groups[key].push_back(&r);
   }
-  fmt::print("\nRank accuracy (groups of >= 3 layouts: model | GPU | world | precision | source)\n");
+  fmt::print("\nRank accuracy (groups of >= 2 layouts: model | GPU | world | precision | source)\n");
   fmt::print("{:>4} {:>9} {:>10}  {}\n", "rows", "spearman", "best@top3", "group");
   int64_t num_groups = 0, in_top3 = 0;
   double rho_sum = 0;
   for (const auto& [key, rows] : groups) {
-    if (rows.size() < 3) continue;
+    if (rows.size() < 2) continue;
     std::vector<double> measured, simulated;
     for (const bench::RowResult* r : rows) {
       measured.push_back(*r->calibration_case->row.tokens_per_second_per_gpu);

@@ -1,10 +1,11 @@
 // The planner: searches the layouts of plan/search_space for the best way to train one model on
-// one cluster. Each layout is validated (rejections counted per rule id), its memory estimated
-// (layouts that do not fit the GPU counted as "oom"), bounded below (compute at peak plus the
-// minimum pipeline bubble; layouts whose bound cannot enter the top K are counted as "bound"),
-// and the rest simulated with study::RunStudy on a pool of std::threads. Pure and deterministic:
-// the result is the same whatever the thread count (candidates are ranked by a total order:
-// score, then the canonical flags); the caller measures wall-clock time.
+// one cluster. Each layout is validated (rejections counted per rule id) and bounded below
+// (plan/compute_bound and Megatron's FLOPs at peak with the minimum bubble); in order of the
+// bound, layouts have their memory estimated (those that do not fit the GPU counted as "oom")
+// and are simulated with study::RunStudy on a pool of std::threads until no remaining bound can
+// enter the top K (the rest counted as "bound"). Pure and deterministic: the result is the same
+// whatever the thread count (candidates are ranked by a total order: score, then the canonical
+// flags); the caller measures wall-clock time.
 #ifndef TRAINSCOPE_PLAN_PLANNER_H_
 #define TRAINSCOPE_PLAN_PLANNER_H_
 
@@ -72,9 +73,9 @@ using ProgressCallback = std::function<void(int64_t done, int64_t total)>;
 // Precondition: config::Validate accepted `study`'s configuration.
 [[nodiscard]] Candidate EvaluateLayout(const study::Study& study);
 
-// The lower bound on the step time used for pruning: Megatron's model FLOPs per GPU at the
-// GPU's peak (FP8 peak when FP8 is on), stretched by the minimum pipeline bubble
-// (p−1)/(v·m+p−1) of the interleaved 1F1B schedule.
+// The lower bound on the step time used for pruning: the larger of Megatron's model FLOPs per
+// GPU at the best kernel efficiency of the cost model (FP8 with FP8), stretched by the minimum
+// interleaved-1F1B bubble (p−1)/(v·m), and ComputeLowerBoundSeconds (plan/compute_bound.h).
 [[nodiscard]] double StepTimeLowerBound(const study::Study& study);
 
 // The position `candidate` would take in `result.ranking` under `objective` (1 = best).
