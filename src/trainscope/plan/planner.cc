@@ -39,7 +39,7 @@ study::Study WithTraining(const study::Study& base, const config::TrainingConfig
 
 // Validation for every layout, then the lower bound (throughput objective: memory waits until
 // the layout's turn) or the memory, which is the score (memory-headroom objective).
-Screened Screen(const study::Study& study, Objective objective) {
+Screened Screen(const study::Study& study, Objective objective, LayerPriceCache& cache) {
   Screened out;
   const config::ValidationResult validation = config::Validate(study.model, study.training);
   if (!validation.ok()) {
@@ -47,7 +47,7 @@ Screened Screen(const study::Study& study, Objective objective) {
     return out;
   }
   if (objective == Objective::kThroughput) {
-    out.lower_bound_seconds = StepTimeLowerBound(study);
+    out.lower_bound_seconds = StepTimeLowerBound(study, &cache);
     return out;
   }
   out.peak_bytes = study::EstimateStudyMemory(study).max_peak_bytes;
@@ -61,10 +61,12 @@ std::vector<Screened> ScreenAll(const study::Study& base,
                                 const PlanOptions& options, const ProgressCallback& progress) {
   const int64_t n = static_cast<int64_t>(layouts.size());
   std::vector<Screened> screened(layouts.size());
+  LayerPriceCache cache;
   for (int64_t begin = 0; begin < n; begin += kScreenBatch) {
     const int64_t count = std::min(kScreenBatch, n - begin);
     ParallelFor(count, options.num_threads, [&](int64_t i) {
-      screened[begin + i] = Screen(WithTraining(base, layouts[begin + i]), options.objective);
+      screened[begin + i] =
+          Screen(WithTraining(base, layouts[begin + i]), options.objective, cache);
     });
     if (progress) progress(begin + count, n);
   }
@@ -238,7 +240,7 @@ bool RanksBefore(const Candidate& a, const Candidate& b, Objective objective) {
   return a.flags < b.flags;
 }
 
-double StepTimeLowerBound(const study::Study& study) {
+double StepTimeLowerBound(const study::Study& study, LayerPriceCache* cache) {
   const config::TrainingConfig& t = study.training;
   const config::GpuSpec& gpu = study.cluster.gpu;
   // No compute kernel of the cost model runs faster than its efficiency times the peak, and the
@@ -258,7 +260,7 @@ double StepTimeLowerBound(const study::Study& study) {
   const double vm = static_cast<double>(t.parallel.virtual_stages * t.NumMicroBatches());
   // Interleaved 1F1B bubble share (Narayanan et al. 2021, eq. 3): (p−1)/(v·m) of the ideal time.
   const double flops_bound = compute_seconds * (1 + (p - 1) / vm);
-  return std::max(flops_bound, ComputeLowerBoundSeconds(study));
+  return std::max(flops_bound, ComputeLowerBoundSeconds(study, cache));
 }
 
 Candidate EvaluateLayout(const study::Study& study) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/plan/compute_bound.h"
 #include "trainscope/plan/search_space.h"
 #include "trainscope/sim/step_simulator.h"
 #include "trainscope/study/study.h"
@@ -76,7 +77,9 @@ using ProgressCallback = std::function<void(int64_t done, int64_t total)>;
 // The lower bound on the step time used for pruning: the larger of Megatron's model FLOPs per
 // GPU at the best kernel efficiency of the cost model (FP8 with FP8), stretched by the minimum
 // interleaved-1F1B bubble (p−1)/(v·m), and ComputeLowerBoundSeconds (plan/compute_bound.h).
-[[nodiscard]] double StepTimeLowerBound(const study::Study& study);
+// `cache` as for ComputeLowerBoundSeconds.
+[[nodiscard]] double StepTimeLowerBound(const study::Study& study,
+                                        LayerPriceCache* cache = nullptr);
 
 // The position `candidate` would take in `result.ranking` under `objective` (1 = best).
 [[nodiscard]] int64_t RankAmong(const PlanResult& result, const Candidate& candidate,
