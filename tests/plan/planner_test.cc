@@ -202,3 +202,26 @@ TEST(PlannerTest, TopLayoutForQwen3235BIsAtLeastAsFastAsThePublishedRecipe) {
 
 }  // namespace
 }  // namespace trainscope::plan
+
+namespace trainscope::plan {
+namespace {
+
+TEST(PlannerTest, CachedLayerPricesGiveTheSameBound) {
+  const study::Study base = SmallStudy("Qwen3-30B-A3B", 16, 128);
+  SearchSpaceOptions space;
+  space.max_tensor = 2;
+  LayerPriceCache cache;
+  int64_t compared = 0;
+  for (const config::TrainingConfig& t : EnumerateLayouts(base.model, base.training, space)) {
+    if (!config::Validate(base.model, t).ok()) continue;
+    study::Study study = base;
+    study.training = t;
+    EXPECT_EQ(StepTimeLowerBound(study, &cache), StepTimeLowerBound(study))
+        << LayoutFlags(base.model, t);
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+}
+
+}  // namespace
+}  // namespace trainscope::plan
