@@ -77,12 +77,13 @@ void PrintRankAccuracy(const std::vector<bench::RowResult>& results) {
   std::map<std::string, std::vector<const bench::RowResult*>> groups;
   for (const bench::RowResult& r : results) {
     const bench::CalibrationCase& c = *r.calibration_case;
-    const std::string key = fmt::format("{} | {} | {} GPUs | {} | {}", c.preset, c.gpu,
-                                        c.training.parallel.world_size, c.row.precision,
-                                        c.row.source);
+    const std::string key =
+        fmt::format("{} | {} | {} GPUs | {} | {}", c.preset, c.gpu, c.training.parallel.world_size,
+                    c.row.precision, c.row.source);
     groups[key].push_back(&r);
   }
-  fmt::print("\nRank accuracy (groups of >= 2 layouts: model | GPU | world | precision | source)\n");
+  fmt::print(
+      "\nRank accuracy (groups of >= 2 layouts: model | GPU | world | precision | source)\n");
   fmt::print("{:>4} {:>9} {:>10}  {}\n", "rows", "spearman", "best@top3", "group");
   int64_t num_groups = 0, in_top3 = 0;
   double rho_sum = 0;
@@ -93,8 +94,8 @@ void PrintRankAccuracy(const std::vector<bench::RowResult>& results) {
       measured.push_back(*r->calibration_case->row.tokens_per_second_per_gpu);
       simulated.push_back(r->predicted_tokens_per_second_per_gpu);
     }
-    const size_t best = static_cast<size_t>(
-        std::max_element(measured.begin(), measured.end()) - measured.begin());
+    const size_t best =
+        static_cast<size_t>(std::max_element(measured.begin(), measured.end()) - measured.begin());
     int64_t faster = 0;  // simulated strictly faster than the measured best's simulation
     for (const double s : simulated) faster += s > simulated[best];
     const double rho = Spearman(measured, simulated);
@@ -104,9 +105,10 @@ void PrintRankAccuracy(const std::vector<bench::RowResult>& results) {
     rho_sum += rho;
   }
   if (num_groups > 0) {
-    fmt::print("mean Spearman {:+.2f} over {} groups; measured best in the simulated top 3 in {} "
-               "of {}\n",
-               rho_sum / static_cast<double>(num_groups), num_groups, in_top3, num_groups);
+    fmt::print(
+        "mean Spearman {:+.2f} over {} groups; measured best in the simulated top 3 in {} "
+        "of {}\n",
+        rho_sum / static_cast<double>(num_groups), num_groups, in_top3, num_groups);
   }
 }
 
