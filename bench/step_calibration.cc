@@ -3,11 +3,15 @@
 // default efficiencies, or those of a calibration file, and prints predicted against measured
 // tokens/s/GPU per row, the TFLOP/s comparison where the source's FLOPs per token match
 // Megatron's formula, and the mean absolute percentage error overall, per source and per GPU.
+// Then, per group of several layouts of one model on one cluster (same source, software and
+// precision), the Spearman rank correlation of simulated against measured tokens/s/GPU and
+// whether the measured best is in the simulated top 3 (the planner's accuracy, docs/plan.md).
 // Asserts nothing (accuracy is reported, not tested).
 //
 // Usage: trainscope_step_calibration [CSV] [--calibration FILE]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -30,6 +34,82 @@ std::string Layout(const config::TrainingConfig& t) {
   if (t.data_parallel.megatron_fsdp) layout += " FSDP";
   return layout + fmt::format(" mbs{} gbs{} s{}", t.batch.micro_batch_size,
                               t.batch.global_batch_size.value_or(0), t.batch.seq_length);
+}
+
+// Ranks of `values` (1 = smallest), ties sharing their mean rank.
+std::vector<double> Ranks(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<double> ranks(values.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) ranks[order[k]] = 0.5 * static_cast<double>(i + j) + 1;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+// Spearman's rank correlation: Pearson's correlation of the ranks.
+double Spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::vector<double> rx = Ranks(x), ry = Ranks(y);
+  const double n = static_cast<double>(x.size());
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    mx += rx[i] / n;
+    my += ry[i] / n;
+  }
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (rx[i] - mx) * (ry[i] - my);
+    sxx += (rx[i] - mx) * (rx[i] - mx);
+    syy += (ry[i] - my) * (ry[i] - my);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0.0;
+}
+
+// The planner's question on published data (docs/plan.md, "Accuracy of the order"): for each
+// group of several layouts of one model on one cluster with the same source, software and
+// precision, the Spearman correlation of simulated and measured tokens/s/GPU and whether the
+// measured best is among the simulated top 3. Nothing is fitted to these rows.
+void PrintRankAccuracy(const std::vector<bench::RowResult>& results) {
+  std::map<std::string, std::vector<const bench::RowResult*>> groups;
+  for (const bench::RowResult& r : results) {
+    const bench::CalibrationCase& c = *r.calibration_case;
+    const std::string key =
+        fmt::format("{} | {} | {} GPUs | {} | {}", c.preset, c.gpu, c.training.parallel.world_size,
+                    c.row.precision, c.row.source);
+    groups[key].push_back(&r);
+  }
+  fmt::print(
+      "\nRank accuracy (groups of >= 2 layouts: model | GPU | world | precision | source)\n");
+  fmt::print("{:>4} {:>9} {:>10}  {}\n", "rows", "spearman", "best@top3", "group");
+  int64_t num_groups = 0, in_top3 = 0;
+  double rho_sum = 0;
+  for (const auto& [key, rows] : groups) {
+    if (rows.size() < 2) continue;
+    std::vector<double> measured, simulated;
+    for (const bench::RowResult* r : rows) {
+      measured.push_back(*r->calibration_case->row.tokens_per_second_per_gpu);
+      simulated.push_back(r->predicted_tokens_per_second_per_gpu);
+    }
+    const size_t best =
+        static_cast<size_t>(std::max_element(measured.begin(), measured.end()) - measured.begin());
+    int64_t faster = 0;  // simulated strictly faster than the measured best's simulation
+    for (const double s : simulated) faster += s > simulated[best];
+    const double rho = Spearman(measured, simulated);
+    fmt::print("{:>4} {:>+9.2f} {:>10}  {}\n", rows.size(), rho, faster < 3 ? "yes" : "no", key);
+    ++num_groups;
+    in_top3 += faster < 3;
+    rho_sum += rho;
+  }
+  if (num_groups > 0) {
+    fmt::print(
+        "mean Spearman {:+.2f} over {} groups; measured best in the simulated top 3 in {} "
+        "of {}\n",
+        rho_sum / static_cast<double>(num_groups), num_groups, in_top3, num_groups);
+  }
 }
 
 int Run(int argc, char** argv) {
@@ -95,6 +175,7 @@ int Run(int argc, char** argv) {
     fmt::print("MAPE TFLOP/s/GPU (rows with matching FLOPs convention): {:.1f}% over {} rows\n",
                100 * flops_error_sum / static_cast<double>(flops_rows), flops_rows);
   }
+  PrintRankAccuracy(results);
   fmt::print("\nSkipped rows of expressible models:\n");
   for (const std::string& line : set.skipped) fmt::print("  {}\n", line);
   return 0;

@@ -9,6 +9,7 @@
 #include "trainscope/graph/step_graph.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
+#include "trainscope/plan/planner.h"
 #include "trainscope/sim/op_costs.h"
 #include "trainscope/sim/step_simulator.h"
 #include "trainscope/study/study.h"
@@ -127,6 +128,57 @@ void BM_Study397B4096Gpus(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Study397B4096Gpus)->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2);
+
+// `trainscope plan` for Qwen3.5-397B-A17B on 1,024 H100s at GBS 2048 x 4096 (the issue's
+// target: under 10 s on 2 cores): the whole search, with layouts screened per second and the
+// numbers enumerated, simulated and pruned as counters.
+study::Study PlanStudy397B1024Gpus() {
+  study::Study study{.model = io::LoadPreset("Qwen3.5-397B-A17B")};
+  study.training.parallel.world_size = 1024;
+  study.training.batch = {.micro_batch_size = 1, .global_batch_size = 2048, .seq_length = 4096};
+  study.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  return study;
+}
+
+void BM_PlanSearch397B1024Gpus(benchmark::State& state) {
+  const study::Study study = PlanStudy397B1024Gpus();
+  plan::PlanOptions options;
+  options.num_threads = static_cast<int>(state.range(0));
+  plan::PlanResult result;
+  for (auto _ : state) result = plan::Plan(study, options);
+  const double n = static_cast<double>(state.iterations());
+  state.counters["layouts_per_s"] = benchmark::Counter(
+      static_cast<double>(result.num_enumerated) * n, benchmark::Counter::kIsRate);
+  state.counters["simulated_per_s"] = benchmark::Counter(
+      static_cast<double>(result.num_evaluated) * n, benchmark::Counter::kIsRate);
+  state.counters["enumerated"] = static_cast<double>(result.num_enumerated);
+  state.counters["evaluated"] = static_cast<double>(result.num_evaluated);
+  state.counters["pruned"] = static_cast<double>(result.num_pruned);
+}
+BENCHMARK(BM_PlanSearch397B1024Gpus)
+    ->Arg(2)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+
+// The cheap stages of one candidate (validation, memory, lower bound), the planner's per-layout
+// cost before any simulation.
+void BM_PlanScreenCandidate397B(benchmark::State& state) {
+  study::Study study = PlanStudy397B1024Gpus();
+  study.training.parallel = {
+      .world_size = 1024, .tensor = 2, .pipeline = 4, .expert = 32, .expert_tensor = 1};
+  study.training.sequence_parallel = true;
+  study.training.moe.grouped_gemm = true;
+  study.training.data_parallel.distributed_optimizer = true;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(config::Validate(study.model, study.training));
+    benchmark::DoNotOptimize(study::EstimateStudyMemory(study));
+    benchmark::DoNotOptimize(plan::StepTimeLowerBound(study));
+  }
+  state.counters["candidates_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_PlanScreenCandidate397B)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace trainscope

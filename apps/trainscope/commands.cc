@@ -25,6 +25,9 @@ constexpr FlagGroup kMemoryGroups[] = {FlagGroup::kModel,  FlagGroup::kTraining,
 constexpr FlagGroup kSimulateGroups[] = {
     FlagGroup::kModel,     FlagGroup::kTraining, FlagGroup::kGpu,      FlagGroup::kCluster,
     FlagGroup::kCostModel, FlagGroup::kMemory,   FlagGroup::kSimulate, FlagGroup::kOutput};
+constexpr FlagGroup kPlanGroups[] = {FlagGroup::kModel,   FlagGroup::kTraining,  FlagGroup::kGpu,
+                                     FlagGroup::kCluster, FlagGroup::kCostModel, FlagGroup::kMemory,
+                                     FlagGroup::kPlan,    FlagGroup::kOutput};
 constexpr FlagGroup kPresetsGroups[] = {FlagGroup::kOutput};
 
 constexpr Command kCommands[] = {
@@ -39,6 +42,8 @@ constexpr Command kCommands[] = {
     {"memory", "per-rank peak memory and whether it fits the GPU", kMemoryGroups, RunMemory},
     {"simulate", "step time, tokens/s/GPU, MFU and where the time goes, simulated on a cluster",
      kSimulateGroups, RunSimulate},
+    {"plan", "search every legal layout, rank by simulated throughput under memory, explain",
+     kPlanGroups, RunPlan},
     {"presets", "list the built-in models", kPresetsGroups, RunPresets},
 };
 

@@ -55,8 +55,23 @@ void WriteOutputs(const io::CliRequest& request, app::CommandOutput& output) {
   if (!request.output_path) std::cout << output.text;
 }
 
+// `--compare VALUE` is one argument whatever VALUE holds: a layout's flags ("--tp 2 ...", which
+// would read as flags) or @FILE (which @FILE expansion would splice in). Joined into
+// "--compare=VALUE" here, it reaches the plan runner as written.
+std::vector<std::string> KeepCompareValue(const std::vector<std::string>& raw_args) {
+  std::vector<std::string> args;
+  for (size_t i = 0; i < raw_args.size(); ++i) {
+    if (raw_args[i] == "--compare" && i + 1 < raw_args.size()) {
+      args.push_back("--compare=" + raw_args[++i]);
+    } else {
+      args.push_back(raw_args[i]);
+    }
+  }
+  return args;
+}
+
 int Run(const std::vector<std::string>& raw_args) {
-  const std::vector<std::string> args = io::ExpandArgumentFiles(raw_args);
+  const std::vector<std::string> args = io::ExpandArgumentFiles(KeepCompareValue(raw_args));
   if (args.empty()) {
     std::cerr << app::GeneralHelp();
     return kExitBadInput;

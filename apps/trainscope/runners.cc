@@ -37,6 +37,8 @@ namespace {
 
 constexpr int kExitBadInput = 2;
 
+}  // namespace
+
 config::ModelConfig LoadModel(const io::CliRequest& request) {
   if (request.model_name && request.model_config_path) {
     throw UsageError("--model and --model-config are mutually exclusive (got both)");
@@ -53,6 +55,8 @@ config::ModelConfig LoadModel(const io::CliRequest& request) {
   }
   return io::LoadPreset(*request.model_name);
 }
+
+namespace {
 
 // A command's model and training configuration, checked: the model loaded, the architecture
 // flags compared with it, the configuration validated. Notes (ignored flags, warnings, the

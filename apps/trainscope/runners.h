@@ -15,6 +15,10 @@ namespace trainscope::app {
 [[nodiscard]] CommandOutput RunMemory(const io::CliRequest& request);
 [[nodiscard]] CommandOutput RunSimulate(const io::CliRequest& request);
 [[nodiscard]] CommandOutput RunPresets(const io::CliRequest& request);
+[[nodiscard]] CommandOutput RunPlan(const io::CliRequest& request);  // plan_runner.cc
+
+// The model of --model or --model-config. Throws UsageError for a missing or unknown model.
+[[nodiscard]] config::ModelConfig LoadModel(const io::CliRequest& request);
 
 }  // namespace trainscope::app
 

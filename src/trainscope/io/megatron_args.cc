@@ -160,18 +160,19 @@ std::string_view FlagGroupTitle(FlagGroup group) {
       return "cost model";
     case FlagGroup::kSimulate:
       return "simulation outputs";
+    case FlagGroup::kPlan:
+      return "planner";
   }
   return "";
 }
 
-CliRequest ParseCommandLine(std::span<const std::string> args,
-                            std::span<const FlagGroup> accepted) {
-  CliRequest request;
-  if (args.empty()) throw UsageError("missing command");
-  request.command = args.front();
-  const std::vector<FlagSpec> specs = AllFlags();
+namespace {
+
+// Parses `args` (flags only) onto `request`; see ParseCommandLine.
+void ParseFlags(std::span<const std::string> args, std::span<const FlagGroup> accepted,
+                const std::vector<FlagSpec>& specs, CliRequest& request) {
   const bool training = Accepts(accepted, FlagGroup::kTraining);
-  for (size_t i = 1; i < args.size(); ++i) {
+  for (size_t i = 0; i < args.size(); ++i) {
     const std::string& token = args[i];
     if (!IsFlagToken(token)) {
       throw UsageError(
@@ -185,6 +186,7 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
       const FlagUse use = ReadFlag(args, i, spec->arity);
       spec->apply(request, use);
       request.parallel_flags_given |= spec->parallel;
+      if (spec->group == FlagGroup::kTraining) request.given_flags.emplace_back(spec->names[0]);
     } else if (IsArchitectureFlag(name)) {
       RejectOutOfScope(request, name, accepted, FlagGroup::kTraining);
       const FlagUse use = ReadFlag(args, i, Arity::kOne);
@@ -201,8 +203,45 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
       throw UsageError(fmt::format("unknown flag {}{}", Abbreviated(name), FlagSuggestion(name)));
     }
   }
+}
+
+// --fix FLAG=VALUE (or FLAG for a switch): the Megatron training flag FLAG, with or without
+// its leading dashes, applied as if given directly.
+void ApplyFixes(const std::vector<FlagSpec>& specs, CliRequest& request) {
+  constexpr FlagGroup kTrainingOnly[] = {FlagGroup::kTraining};
+  for (const std::string& fix : request.plan.fixes) {
+    std::string token = fix.rfind("--", 0) == 0 ? fix : "--" + fix;
+    const std::string name = token.substr(0, token.find('='));
+    const FlagSpec* spec = FindSpec(specs, name);
+    if (spec == nullptr || spec->group != FlagGroup::kTraining) {
+      throw UsageError(fmt::format("--fix: \"{}\" is not a Megatron training flag{}", fix,
+                                   FlagSuggestion(name)));
+    }
+    if (spec->arity == Arity::kNone && (token == name + "=true" || token == name + "=1")) {
+      token = name;
+    }
+    const std::string args[] = {token};
+    ParseFlags(args, kTrainingOnly, specs, request);
+  }
+}
+
+}  // namespace
+
+CliRequest ParseCommandLine(std::span<const std::string> args,
+                            std::span<const FlagGroup> accepted) {
+  CliRequest request;
+  if (args.empty()) throw UsageError("missing command");
+  request.command = args.front();
+  const std::vector<FlagSpec> specs = AllFlags();
+  ParseFlags(args.subspan(1), accepted, specs, request);
+  ApplyFixes(specs, request);
   CheckGridAndDefaultWorldSize(request);
   return request;
+}
+
+void ApplyTrainingFlags(std::span<const std::string> tokens, CliRequest& request) {
+  constexpr FlagGroup kTrainingOnly[] = {FlagGroup::kTraining};
+  ParseFlags(tokens, kTrainingOnly, AllFlags(), request);
 }
 
 std::string FlagHelp(FlagGroup group) {

@@ -14,6 +14,7 @@
 
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
+#include "trainscope/plan/search_space.h"
 
 namespace trainscope::io {
 
@@ -38,11 +39,13 @@ enum class FlagGroup {
   kCostModel,  // --calibration, --qwen-gdn-backend, --comm-memory-guard[-us],
                // --overlap-interference
   kSimulate,   // --seq-length-distribution, --trace
+  kPlan,       // --fix, --max-tp, --allow-recompute, --dispatchers, --objective, --top, --csv,
+               // --explain, --compare, --threads
 };
 inline constexpr FlagGroup kAllFlagGroups[] = {
-    FlagGroup::kModel,     FlagGroup::kOutput,  FlagGroup::kRank,    FlagGroup::kTraining,
-    FlagGroup::kWorkload,  FlagGroup::kGpu,     FlagGroup::kCluster, FlagGroup::kMemory,
-    FlagGroup::kCostModel, FlagGroup::kSimulate};
+    FlagGroup::kModel,     FlagGroup::kOutput,   FlagGroup::kRank,    FlagGroup::kTraining,
+    FlagGroup::kWorkload,  FlagGroup::kGpu,      FlagGroup::kCluster, FlagGroup::kMemory,
+    FlagGroup::kCostModel, FlagGroup::kSimulate, FlagGroup::kPlan};
 
 // The heading of a group in `trainscope help CMD`.
 [[nodiscard]] std::string_view FlagGroupTitle(FlagGroup group);
@@ -80,6 +83,20 @@ struct SimulateFlags {
   std::optional<std::string> trace_path;                    // --trace PATH
 };
 
+// Planner flags (kPlan).
+struct PlanFlags {
+  std::vector<std::string> fixes;  // --fix FLAG=VALUE, applied as the Megatron flag FLAG
+  std::optional<int64_t> max_tp;   // --max-tp
+  std::optional<plan::RecomputeAllowance> allow_recompute;          // --allow-recompute
+  std::optional<std::vector<config::TokenDispatcher>> dispatchers;  // --dispatchers a,b
+  plan::Objective objective = plan::Objective::kThroughput;         // --objective
+  int64_t top = 10;                                                 // --top K
+  std::optional<std::string> csv_path;                              // --csv PATH
+  std::optional<int64_t> explain_rank;                              // --explain RANK
+  std::optional<std::string> compare;  // --compare "FLAGS" or "@FILE" (read by the runner)
+  std::optional<int64_t> threads;      // --threads N (default: hardware concurrency)
+};
+
 struct CliRequest {
   std::string command;                           // the first argument
   std::optional<std::string> model_name;         // --model
@@ -99,6 +116,10 @@ struct CliRequest {
   MemoryFlags memory;
   CostModelFlags cost;
   SimulateFlags simulate;
+  PlanFlags plan;
+  // First names of the Megatron parallel and training flags given (directly or by --fix), in
+  // order: the dimensions `plan` keeps fixed.
+  std::vector<std::string> given_flags;
   std::vector<std::string> ignored_flags;  // accepted Megatron flags without effect here
 };
 
@@ -108,6 +129,10 @@ struct CliRequest {
 // world size is the smallest that fits both grids: lcm(t·c·p·d, u·e·p) with d = --dp or 1.
 [[nodiscard]] CliRequest ParseCommandLine(std::span<const std::string> args,
                                           std::span<const FlagGroup> accepted = kAllFlagGroups);
+
+// Applies further Megatron training flags (`tokens`, e.g. the layout of `plan --compare`) over
+// `request`, later flags overriding earlier ones. Throws UsageError as ParseCommandLine does.
+void ApplyTrainingFlags(std::span<const std::string> tokens, CliRequest& request);
 
 // One line per accepted flag of `group` ("  --flag VALUE   help (default ...)"), in table order.
 [[nodiscard]] std::string FlagHelp(FlagGroup group);

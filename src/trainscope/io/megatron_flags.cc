@@ -489,6 +489,65 @@ std::vector<FlagSpec> ToolFlags() {
   };
 }
 
+// The planner's own flags (`trainscope plan`).
+std::vector<FlagSpec> PlannerFlags() {
+  using R = CliRequest;
+  return {
+      {{"--fix"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.plan.fixes.push_back(use.values.front()); }},
+      {{"--max-tp"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.plan.max_tp = Size(use, kMaxWorldSize); }},
+      {{"--allow-recompute"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.plan.allow_recompute =
+             ParseEnum(use, use.values.front(), plan::kRecomputeAllowanceNames);
+       }},
+      {{"--dispatchers"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         std::vector<config::TokenDispatcher> dispatchers;
+         const std::string& text = use.values.front();
+         for (size_t start = 0; start <= text.size();) {
+           const size_t comma = std::min(text.find(',', start), text.size());
+           dispatchers.push_back(
+               ParseEnum(use, text.substr(start, comma - start), config::kDispatcherNames));
+           start = comma + 1;
+         }
+         r.plan.dispatchers = dispatchers;
+       }},
+      {{"--objective"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.plan.objective = ParseEnum(use, use.values.front(), plan::kObjectiveNames);
+       }},
+      {{"--top"}, Arity::kOne, false, [](R& r, const FlagUse& use) { r.plan.top = Size(use, kMaxInteger); }},
+      {{"--csv"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.plan.csv_path = use.values.front(); }},
+      {{"--explain"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.plan.explain_rank = Size(use, kMaxInteger); }},
+      {{"--compare"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.plan.compare = use.values.front(); }},
+      {{"--threads"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.plan.threads = Size(use, 1024); }},
+  };
+}
+
 // Megatron architecture flags: checked against the model, never applied over it.
 constexpr std::string_view kArchitectureFlags[] = {
     "--num-layers",          "--hidden-size",
@@ -680,6 +739,20 @@ constexpr FlagDoc kFlagDocs[] = {
      "sample-length histogram: BSHD padding against THD packing"},
     {"--trace", FlagGroup::kSimulate, "PATH",
      "write the simulated timeline as a Chrome/Perfetto trace"},
+    {"--fix", FlagGroup::kPlan, "FLAG=VALUE",
+     "pin a Megatron flag (repeatable; a Megatron flag given directly pins it too)"},
+    {"--max-tp", FlagGroup::kPlan, "N", "largest tensor-parallel size to try (default 8)"},
+    {"--allow-recompute", FlagGroup::kPlan, "none|selective|full|any",
+     "recompute the search may use besides none (default any)"},
+    {"--dispatchers", FlagGroup::kPlan, "A,B", "MoE dispatchers to try (default alltoall,flex)"},
+    {"--objective", FlagGroup::kPlan, "throughput|memory-headroom",
+     "what the ranking maximises (default throughput)"},
+    {"--top", FlagGroup::kPlan, "K", "candidates to print (default 10)"},
+    {"--csv", FlagGroup::kPlan, "PATH", "write every enumerated layout and its outcome as CSV"},
+    {"--explain", FlagGroup::kPlan, "RANK", "why candidate RANK beats RANK+1, term by term"},
+    {"--compare", FlagGroup::kPlan, "\"FLAGS\"|@FILE",
+     "rank your current layout and show what switching gains"},
+    {"--threads", FlagGroup::kPlan, "N", "worker threads (default: all cores)"},
     {"--tensor-model-parallel-size", FlagGroup::kTraining, "N",
      "tensor parallel t, <= 1e7 (default 1)"},
     {"--pipeline-model-parallel-size", FlagGroup::kTraining, "N",
@@ -802,7 +875,7 @@ const FlagDoc* FindDoc(std::string_view name) {
 
 std::vector<FlagSpec> AllFlags() {
   std::vector<FlagSpec> specs = ParallelFlags();
-  for (std::vector<FlagSpec> more : {TrainingFlags(), ToolFlags()}) {
+  for (std::vector<FlagSpec> more : {TrainingFlags(), ToolFlags(), PlannerFlags()}) {
     for (FlagSpec& spec : more) specs.push_back(std::move(spec));
   }
   for (FlagSpec& spec : specs) {
