@@ -112,8 +112,9 @@ Checked CheckValid(const io::CliRequest& request) {
     flags.clear();
   else
     flags += ")";
-  throw InputError(fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}", first.rule,
-                               first.message, flags, first.fix, more));
+  throw InvalidConfigurationError(fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}",
+                                              first.rule, first.message, flags, first.fix, more),
+                                  first.rule);
 }
 
 CommandOutput Output(std::string text, std::vector<std::string> notes) {
