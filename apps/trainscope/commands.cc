@@ -38,6 +38,8 @@ constexpr Command kCommands[] = {
     {"memory", "per-rank peak memory and whether it fits the GPU", kMemoryGroups, RunMemory},
     {"simulate", "step time, tokens/s/GPU, MFU and where the time goes, simulated on a cluster",
      kSimulateGroups, RunSimulate},
+    {"report", "a self-contained HTML report of the simulated step (-o report.html)",
+     kSimulateGroups, RunReport},
     {"presets", "list the built-in models", kPresetsGroups, RunPresets},
 };
 

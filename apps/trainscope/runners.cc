@@ -23,6 +23,7 @@
 #include "trainscope/report/aicb_writer.h"
 #include "trainscope/report/chrome_trace.h"
 #include "trainscope/report/groups_report.h"
+#include "trainscope/report/html_report.h"
 #include "trainscope/report/memory_report.h"
 #include "trainscope/report/params_report.h"
 #include "trainscope/report/simai_writer.h"
@@ -230,6 +231,22 @@ CommandOutput RunSimulate(const io::CliRequest& request) {
   CommandOutput out = Output(request.json ? report::RenderSimulateJson(study, result)
                                           : report::RenderSimulateText(study, result),
                              c.notes);
+  if (request.simulate.trace_path) {
+    out.files.push_back(
+        {*request.simulate.trace_path, report::RenderChromeTrace(result.simulation)});
+  }
+  return out;
+}
+
+CommandOutput RunReport(const io::CliRequest& request) {
+  const Checked c = CheckValid(request);
+  const study::Study study = io::LoadStudy(c.request, c.model);
+  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
+    throw InputError("gpu " + study.cluster.gpu.name +
+                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
+  }
+  const study::StudyResult result = study::RunStudy(study);
+  CommandOutput out = Output(report::RenderHtmlReport(study, result, c.validation), c.notes);
   if (request.simulate.trace_path) {
     out.files.push_back(
         {*request.simulate.trace_path, report::RenderChromeTrace(result.simulation)});

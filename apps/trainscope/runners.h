@@ -31,6 +31,7 @@ class InvalidConfigurationError : public InputError {
 [[nodiscard]] CommandOutput RunWorkload(const io::CliRequest& request);
 [[nodiscard]] CommandOutput RunMemory(const io::CliRequest& request);
 [[nodiscard]] CommandOutput RunSimulate(const io::CliRequest& request);
+[[nodiscard]] CommandOutput RunReport(const io::CliRequest& request);
 [[nodiscard]] CommandOutput RunPresets(const io::CliRequest& request);
 
 }  // namespace trainscope::app
