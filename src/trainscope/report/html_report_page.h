@@ -145,7 +145,7 @@ inline constexpr std::string_view kHtmlReportTail = R"html(<script>
     var c = document.getElementById("timeline");
     c.appendChild(legend([["forward", "forward"], ["backward", "backward"],
       ["recompute", "recompute"], ["optimizer", "grad sync / optimizer"], ["comm", "communication"]]));
-    var s = svg("svg", {id: "timeline-svg", width: width + left + 20,
+    var s = svg("svg", {id: "timeline-svg", width: width + left + 80,
       height: tl.lanes.length * laneH + 30});
     c.appendChild(s);
     function draw() {
