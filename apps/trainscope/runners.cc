@@ -21,6 +21,7 @@
 #include "trainscope/io/study_inputs.h"
 #include "trainscope/io/suggest.h"
 #include "trainscope/report/aicb_writer.h"
+#include "trainscope/report/chakra_writer.h"
 #include "trainscope/report/chrome_trace.h"
 #include "trainscope/report/groups_report.h"
 #include "trainscope/report/html_report.h"
@@ -182,12 +183,46 @@ CommandOutput RunGroups(const io::CliRequest& request) {
                 c.notes);
 }
 
+// `workload --format chakra -o DIR`: every rank's ET file, the communicator groups and the
+// ASTRA-sim network, system and remote-memory inputs, all in DIR.
+CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
+  if (!c.request.output_path) {
+    throw UsageError("--format chakra: needs -o DIR, the existing directory the files go into");
+  }
+  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
+    throw InputError("gpu " + study.cluster.gpu.name +
+                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
+  }
+  const config::TrainingConfig& training = c.request.training;
+  const sim::OpCostModel costs = sim::BindHardwareCosts(training, study::CostOptions(study));
+  const config::RankMapping mapping(training.parallel);
+  const double peak_tflops = study.cluster.gpu.bf16_flops_per_second / kFlopsPerTeraflop;
+  const std::string dir = *c.request.output_path + "/";
+  CommandOutput out = Output("", c.notes);
+  out.output_is_directory = true;
+  for (int64_t rank = 0; rank < training.parallel.world_size; ++rank) {
+    const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
+    out.files.push_back(
+        {fmt::format("{}step.{}.et", dir, rank),
+         report::RenderChakraEt(graph, training, mapping, costs.compute_seconds, peak_tflops)});
+  }
+  const report::AstraInputs inputs = report::RenderAstraInputs(study.cluster, training);
+  out.files.push_back({dir + "comm_groups.json", report::RenderChakraCommGroups(mapping)});
+  out.files.push_back({dir + "network.yml", inputs.network_yaml});
+  out.files.push_back({dir + "system.json", inputs.system_json});
+  out.files.push_back({dir + "remote_memory.json", inputs.remote_memory_json});
+  out.text = fmt::format("wrote {} files to {} (ASTRA-sim: --workload-configuration={}step)\n",
+                         out.files.size(), *c.request.output_path, dir);
+  return out;
+}
+
 CommandOutput RunWorkload(const io::CliRequest& request) {
   Checked c = CheckValid(request);
   const int64_t rank = CheckedRank(c.request, request.rank.value_or(0));
   const config::TrainingConfig& training = c.request.training;
   // Every input is read (an unknown --gpu or a missing file is an error) before any work.
   const study::Study study = io::LoadStudy(c.request, c.model);
+  if (!request.summary && request.format == "chakra") return ChakraOutput(c, study);
   const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
   if (!request.summary && request.format != "json") {
     // Compute columns come from the same cost model as `simulate` (--gpu, --cluster,

@@ -6,11 +6,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include "trainscope/units.h"
 
 namespace trainscope::report {
 namespace {
@@ -200,6 +204,43 @@ std::string RenderChakraEt(const graph::StepGraph& graph, const config::Training
     Delimited(Node(op, body), out);
   }
   return out;
+}
+
+AstraInputs RenderAstraInputs(const config::ClusterSpec& cluster,
+                              const config::TrainingConfig& training) {
+  const int64_t world = training.parallel.world_size;
+  const int64_t domain = std::gcd(world, std::max<int64_t>(1, cluster.nvlink_domain_gpus));
+  const config::LinkEfficiency& link = cluster.link;
+  const double nvlink_gbps =
+      cluster.gpu.nvlink_bytes_per_second * link.nvlink_bus_efficiency / kBytesPerGB;
+  const double nic_gbps =
+      cluster.scale_out_bytes_per_second * link.scale_out_bus_efficiency / kBytesPerGB;
+  const double nvlink_ns = link.nvlink_latency_seconds * kNanosecondsPerSecond;
+  const double nic_ns = link.scale_out_latency_seconds * kNanosecondsPerSecond;
+  const bool two_dims = world > domain;
+  AstraInputs inputs;
+  inputs.network_yaml =
+      two_dims ? fmt::format(
+                     "topology: [ Switch, Switch ]\nnpus_count: [ {}, {} ]\nbandwidth: [ {:.3f}, "
+                     "{:.3f} ]\nlatency: [ {:.1f}, {:.1f} ]\n",
+                     domain, world / domain, nvlink_gbps, nic_gbps, nvlink_ns, nic_ns)
+               : fmt::format(
+                     "topology: [ Switch ]\nnpus_count: [ {} ]\nbandwidth: [ {:.3f} ]\nlatency: "
+                     "[ {:.1f} ]\n",
+                     world, nvlink_gbps, nvlink_ns);
+  const std::string ring = two_dims ? "[\"ring\", \"ring\"]" : "[\"ring\"]";
+  const std::string direct = two_dims ? "[\"direct\", \"direct\"]" : "[\"direct\"]";
+  inputs.system_json = fmt::format(
+      "{{\n  \"scheduling-policy\": \"LIFO\",\n  \"endpoint-delay\": 10,\n"
+      "  \"active-chunks-per-dimension\": 1,\n  \"preferred-dataset-splits\": 4,\n"
+      "  \"collective-optimization\": \"localBWAware\",\n"
+      "  \"all-reduce-implementation\": {0},\n  \"all-gather-implementation\": {0},\n"
+      "  \"reduce-scatter-implementation\": {0},\n  \"all-to-all-implementation\": {1},\n"
+      "  \"local-mem-bw\": {2:.0f},\n  \"roofline-enabled\": 1,\n  \"peak-perf\": {3:.6f}\n}}\n",
+      ring, direct, cluster.gpu.hbm_bytes_per_second / kBytesPerGB,
+      cluster.gpu.bf16_flops_per_second / kFlopsPerTeraflop);
+  inputs.remote_memory_json = "{\"memory-type\": \"NO_MEMORY_EXPANSION\"}\n";
+  return inputs;
 }
 
 }  // namespace trainscope::report

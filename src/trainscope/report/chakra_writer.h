@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "trainscope/config/cluster.h"
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/graph/step_graph.h"
@@ -45,6 +46,22 @@ inline constexpr int64_t kChakraReduceScatter = 7;
                                          const config::TrainingConfig& training,
                                          const config::RankMapping& mapping,
                                          const ComputeTime& compute_seconds, double peak_tflops);
+
+// ASTRA-sim's other inputs for the cluster (reference/workload-formats.md §4).
+struct AstraInputs {
+  std::string network_yaml;
+  std::string system_json;
+  std::string remote_memory_json;
+};
+
+// The network: one Switch dimension of the NVLink domain (W ≤ domain) or two, NVLink domain ×
+// nodes of it, with effective bandwidths (peak × the cluster's bus efficiency, GB/s) and per-step
+// latencies (ns); the system: ring collectives (direct all-to-all) per dimension, roofline on with
+// peak-perf = the GPU's BF16 TFLOPS (so compute nodes replay the simulator's times), local-mem-bw
+// = its HBM GB/s. Precondition: the world size is a multiple of the NVLink domain when it exceeds
+// it (config::Validate accepted the layout on this cluster).
+[[nodiscard]] AstraInputs RenderAstraInputs(const config::ClusterSpec& cluster,
+                                            const config::TrainingConfig& training);
 
 }  // namespace trainscope::report
 
