@@ -44,6 +44,8 @@ constexpr Command kCommands[] = {
      kSimulateGroups, RunSimulate},
     {"plan", "search every legal layout, rank by simulated throughput under memory, explain",
      kPlanGroups, RunPlan},
+    {"report", "a self-contained HTML report of the simulated step (-o report.html)",
+     kSimulateGroups, RunReport},
     {"presets", "list the built-in models", kPresetsGroups, RunPresets},
 };
 

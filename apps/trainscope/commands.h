@@ -20,6 +20,8 @@ struct CommandOutput {
   std::string text;
   std::vector<io::OutputFile> files;
   std::vector<std::string> notes;  // stderr lines, printed before any output is written
+  // -o names the (existing) directory `files` are written into; `text` goes to stdout.
+  bool output_is_directory = false;
   int exit_code = 0;
 };
 

@@ -43,7 +43,7 @@ const app::Command& LookUp(const std::string& name) {
 // Writes the command's outputs: -o and --trace together and atomically, or the text to stdout.
 void WriteOutputs(const io::CliRequest& request, app::CommandOutput& output) {
   std::vector<io::OutputFile> files = std::move(output.files);
-  if (request.output_path) {
+  if (request.output_path && !output.output_is_directory) {
     for (const io::OutputFile& file : files) {
       if (file.path == *request.output_path) {
         throw UsageError(fmt::format("-o and --trace name the same file ({})", file.path));
@@ -52,7 +52,7 @@ void WriteOutputs(const io::CliRequest& request, app::CommandOutput& output) {
     files.push_back({*request.output_path, std::move(output.text)});
   }
   io::WriteFilesAtomically(files);
-  if (!request.output_path) std::cout << output.text;
+  if (!request.output_path || output.output_is_directory) std::cout << output.text;
 }
 
 // `--compare VALUE` is one argument whatever VALUE holds: a layout's flags ("--tp 2 ...", which

@@ -21,8 +21,10 @@
 #include "trainscope/io/study_inputs.h"
 #include "trainscope/io/suggest.h"
 #include "trainscope/report/aicb_writer.h"
+#include "trainscope/report/chakra_writer.h"
 #include "trainscope/report/chrome_trace.h"
 #include "trainscope/report/groups_report.h"
+#include "trainscope/report/html_report.h"
 #include "trainscope/report/memory_report.h"
 #include "trainscope/report/params_report.h"
 #include "trainscope/report/simai_writer.h"
@@ -117,8 +119,9 @@ Checked CheckValid(const io::CliRequest& request) {
     flags.clear();
   else
     flags += ")";
-  throw InputError(fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}", first.rule,
-                               first.message, flags, first.fix, more));
+  throw InvalidConfigurationError(fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}",
+                                              first.rule, first.message, flags, first.fix, more),
+                                  first.rule);
 }
 
 CommandOutput Output(std::string text, std::vector<std::string> notes) {
@@ -185,6 +188,39 @@ CommandOutput RunGroups(const io::CliRequest& request) {
                 c.notes);
 }
 
+// `workload --format chakra -o DIR`: every rank's ET file, the communicator groups and the
+// ASTRA-sim network, system and remote-memory inputs, all in DIR.
+CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
+  if (!c.request.output_path) {
+    throw UsageError("--format chakra: needs -o DIR, the existing directory the files go into");
+  }
+  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
+    throw InputError("gpu " + study.cluster.gpu.name +
+                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
+  }
+  const config::TrainingConfig& training = c.request.training;
+  const sim::OpCostModel costs = sim::BindHardwareCosts(training, study::CostOptions(study));
+  const config::RankMapping mapping(training.parallel);
+  const double peak_tflops = study.cluster.gpu.bf16_flops_per_second / kFlopsPerTeraflop;
+  const std::string dir = *c.request.output_path + "/";
+  CommandOutput out = Output("", c.notes);
+  out.output_is_directory = true;
+  for (int64_t rank = 0; rank < training.parallel.world_size; ++rank) {
+    const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
+    out.files.push_back(
+        {fmt::format("{}step.{}.et", dir, rank),
+         report::RenderChakraEt(graph, training, mapping, costs.compute_seconds, peak_tflops)});
+  }
+  const report::AstraInputs inputs = report::RenderAstraInputs(study.cluster, training);
+  out.files.push_back({dir + "comm_groups.json", report::RenderChakraCommGroups(mapping)});
+  out.files.push_back({dir + "network.yml", inputs.network_yaml});
+  out.files.push_back({dir + "system.json", inputs.system_json});
+  out.files.push_back({dir + "remote_memory.json", inputs.remote_memory_json});
+  out.text = fmt::format("wrote {} files to {} (ASTRA-sim: --workload-configuration={}step)\n",
+                         out.files.size(), *c.request.output_path, dir);
+  return out;
+}
+
 CommandOutput RunWorkload(const io::CliRequest& request) {
   if (request.json && !request.summary && request.format != "json") {
     throw UsageError(fmt::format(
@@ -196,6 +232,7 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   const config::TrainingConfig& training = c.request.training;
   // Every input is read (an unknown --gpu or a missing file is an error) before any work.
   const study::Study study = io::LoadStudy(c.request, c.model);
+  if (!request.summary && request.format == "chakra") return ChakraOutput(c, study);
   const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
   if (!request.summary && request.format != "json") {
     // Compute columns come from the same cost model as `simulate` (--gpu, --cluster,
@@ -239,6 +276,22 @@ CommandOutput RunSimulate(const io::CliRequest& request) {
   CommandOutput out = Output(request.json ? report::RenderSimulateJson(study, result)
                                           : report::RenderSimulateText(study, result),
                              c.notes);
+  if (request.simulate.trace_path) {
+    out.files.push_back(
+        {*request.simulate.trace_path, report::RenderChromeTrace(result.simulation)});
+  }
+  return out;
+}
+
+CommandOutput RunReport(const io::CliRequest& request) {
+  const Checked c = CheckValid(request);
+  const study::Study study = io::LoadStudy(c.request, c.model);
+  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
+    throw InputError("gpu " + study.cluster.gpu.name +
+                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
+  }
+  const study::StudyResult result = study::RunStudy(study);
+  CommandOutput out = Output(report::RenderHtmlReport(study, result, c.validation), c.notes);
   if (request.simulate.trace_path) {
     out.files.push_back(
         {*request.simulate.trace_path, report::RenderChromeTrace(result.simulation)});

@@ -147,7 +147,7 @@ TEST(CliTest, WorkloadWritesSimAiAndAicbFilesAtomically) {
   const Outcome aicb = RunCli(flags + "--format aicb -o " + (dir / "w.csv").string());
   ASSERT_EQ(aicb.exit_code, 0) << aicb.err;
   EXPECT_TRUE(std::filesystem::exists(dir / "w.csv"));
-  const Outcome bad = RunCli(flags + "--format chakra -o " + (dir / "x.txt").string());
+  const Outcome bad = RunCli(flags + "--format astra -o " + (dir / "x.txt").string());
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_FALSE(std::filesystem::exists(dir / "x.txt"));
   std::filesystem::remove_all(dir);

@@ -101,6 +101,46 @@ TEST(AicbWriterTest, DiagnosesGroupsAicbCannotName) {
   EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("no CommGroup for the cp group")));
 }
 
+// A hand-built rank of t = 2, e = 4 with one collective per expert group: AICB's replayer
+// (workload_applyer.py) builds ep_group from Megatron's 'ep' ranks and ep_tp_group from its
+// 'tp-ep' ranks, so the 8-rank TP×EP group is ep_tp_group, the 4-rank EP group ep_group, and the
+// 2-rank expert-TP group (ETP = TP, the same ranks) tp_group.
+TEST(AicbWriterTest, LabelsExpertGroupsAsAicbReplayerDefinesThem) {
+  graph::StepGraph graph;
+  const auto add = [&](config::GroupKind group, int64_t size) {
+    graph::Op op;
+    op.id = static_cast<int64_t>(graph.ops.size());
+    op.collective = graph::Collective::kAllGather;
+    op.group = group;
+    op.group_size = size;
+    op.message_bytes = 1024;
+    graph.ops.push_back(op);
+  };
+  add(config::GroupKind::kTpEp, 8);
+  add(config::GroupKind::kEp, 4);
+  add(config::GroupKind::kEtp, 2);
+  add(config::GroupKind::kEtp, 4);  // ETP ≠ TP: AICB has no such group
+  const ExportResult result = FormatAicbCsv(graph, /*tensor_parallel=*/2);
+  const std::vector<std::vector<std::string>> rows = ParseCsv(result.text);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[1][1], "CommGroup.ep_tp_group");
+  EXPECT_EQ(rows[1][2], "8");
+  EXPECT_EQ(rows[2][1], "CommGroup.ep_group");
+  EXPECT_EQ(rows[2][2], "4");
+  EXPECT_EQ(rows[3][1], "CommGroup.tp_group");
+  EXPECT_EQ(rows[3][2], "2");
+  EXPECT_EQ(rows[4][1], "CommGroup.etp_group");
+  EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("no CommGroup for the etp group")));
+}
+
+// In a real MoE step (t = 2, e = 4, alltoall) the token-count gather runs over TP×EP.
+TEST(AicbWriterTest, WritesTokenCountGatherOnTheTpEpGroup) {
+  const std::string text = Render(testing::MoeCase()).text;
+  EXPECT_THAT(text, HasSubstr("CommType.all_gather,CommGroup.ep_tp_group,8,8192,forward.MoE."));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("CommGroup.ep_group,8,")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("CommGroup.ep_tp_group,2,")));
+}
+
 TEST(AicbWriterTest, IsByteIdenticalAcrossRuns) {
   EXPECT_EQ(Render(testing::MoeCase()).text, Render(testing::MoeCase()).text);
 }

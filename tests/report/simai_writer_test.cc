@@ -214,6 +214,62 @@ TEST(SimAiWriterTest, WritesMoeRowsWithMirroredBackwardCollectives) {
   EXPECT_EQ(first["expert_param_gather"][9], "ALLGATHER_DP_EP");
 }
 
+// The routing probabilities travel with the tokens (EP all-to-all, ETP all-gather, each mirrored
+// in backward) and the aux-loss statistics are all-reduced over tp×cp (cp = 1: SimAI's TP group):
+// written as rows, not dropped.
+TEST(SimAiWriterTest, WritesRouterProbabilityAndAuxLossCollectives) {
+  const ExportCase c = MoeCase();
+  const ExportResult result = Render(c);
+  const ParsedWorkload parsed = Parse(result.text);
+  const int64_t layers = c.model.NumLayers();
+  for (const char* name : {"moe_aux_loss", "moe_dispatch_probs", "moe_etp_gather_probs"}) {
+    EXPECT_EQ(CountRows(parsed, name), layers) << name;
+  }
+  // b = 1, s = 4096, t = 2, k = 8, E = 128, u = 2: each rank sends R = s·k/t rows.
+  const int64_t rows_sent = 4096 * 8 / 2, experts = 128;
+  const int64_t prob_bytes = config::BytesOf(c.training.moe.router_dtype);
+  std::map<std::string, std::vector<std::string>> first;
+  for (const std::vector<std::string>& row : parsed.rows) first.try_emplace(row[0], row);
+  EXPECT_EQ(first["moe_aux_loss"][3], "ALLREDUCE");
+  EXPECT_EQ(std::stoll(first["moe_aux_loss"][4]), experts * 8);  // int64 counts
+  EXPECT_EQ(first["moe_aux_loss"][6], "NONE");
+  EXPECT_EQ(first["moe_dispatch_probs"][3], "ALLTOALL_EP");
+  EXPECT_EQ(std::stoll(first["moe_dispatch_probs"][4]), rows_sent * prob_bytes);
+  EXPECT_EQ(first["moe_dispatch_probs"][6], "ALLTOALL_EP");
+  EXPECT_EQ(std::stoll(first["moe_dispatch_probs"][7]), rows_sent * prob_bytes);
+  EXPECT_EQ(first["moe_etp_gather_probs"][3], "ALLGATHER");
+  EXPECT_EQ(std::stoll(first["moe_etp_gather_probs"][4]), 2 * rows_sent * prob_bytes);
+  EXPECT_EQ(first["moe_etp_gather_probs"][6], "REDUCESCATTER");
+  for (const std::string& line : result.diagnostics) {
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("probs"))) << line;
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("aux_loss"))) << line;
+  }
+}
+
+// The allgather and flex dispatchers run over tp×ep = 8 ranks; SimAI's _EP group has e = 4.
+TEST(SimAiWriterTest, DiagnosesTpEpCollectivesWrittenOnTheEpGroup) {
+  for (const config::TokenDispatcher dispatcher :
+       {config::TokenDispatcher::kAllGather, config::TokenDispatcher::kFlex}) {
+    ExportCase c = MoeCase();
+    c.training.moe.dispatcher = dispatcher;
+    if (!config::Validate(c.model, c.training).ok()) continue;
+    const ExportResult result = testing::RenderSimAi(c);
+    ExpectWellFormed(result.text);
+    EXPECT_THAT(result.diagnostics,
+                ::testing::Contains(HasSubstr("over tp x ep = 8 ranks; SimAI's _EP group, where "
+                                              "it is written, has 4 ranks")));
+  }
+  ExportCase c = MoeCase();
+  c.training.moe.dispatcher = config::TokenDispatcher::kAllGather;
+  const ExportResult result = Render(c);
+  EXPECT_THAT(result.diagnostics, ::testing::Contains(HasSubstr("moe.dispatch.ag_tokens")));
+  c.training.parallel.expert_tensor = 1;  // tp×ep with u = 1 is the EP group: nothing to say
+  const ExportResult exact = Render(c);
+  for (const std::string& line : exact.diagnostics) {
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("where it is written"))) << line;
+  }
+}
+
 TEST(SimAiWriterTest, HeaderHoldsRealPipelineValuesAndDiagnosesPipeline) {
   ExportCase c = DenseSpCase();
   c.training.parallel.pipeline = 2;

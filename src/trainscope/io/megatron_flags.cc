@@ -400,9 +400,10 @@ std::vector<FlagSpec> ToolFlags() {
        false,
        [](R& r, const FlagUse& use) {
          const std::string& format = use.values.front();
-         if (format != "json" && format != "aicb" && format != "simai") {
-           throw UsageError(fmt::format("--format: unknown value \"{}\" (expected json|aicb|simai)",
-                                        Shortened(format)));
+         if (format != "json" && format != "aicb" && format != "simai" && format != "chakra") {
+           throw UsageError(
+               fmt::format("--format: unknown value \"{}\" (expected json|aicb|simai|chakra)",
+                           Shortened(format)));
          }
          r.format = format;
        }},
@@ -703,7 +704,8 @@ constexpr FlagDoc kFlagDocs[] = {
      "write the output to PATH atomically instead of stdout"},
     {"--rank", FlagGroup::kRank, "R",
      "groups: only the groups holding rank R; workload: the rank (default 0)"},
-    {"--format", FlagGroup::kWorkload, "json|aicb|simai", "workload output format (default json)"},
+    {"--format", FlagGroup::kWorkload, "json|aicb|simai|chakra",
+     "workload output format (default json; chakra: -o DIR gets every rank's ET file)"},
     {"--summary", FlagGroup::kWorkload, "",
      "one entry per distinct (phase, collective, group, size) plus totals"},
     {"--gpu", FlagGroup::kGpu, "NAME", "GPU preset (default H100)"},

@@ -33,7 +33,7 @@ std::string CommType(Collective collective) {
   return graph::ToString(collective);
 }
 
-// AICB's CommGroup for `op`, or nothing when AICB has none (CP, TP×CP with CP > 1).
+// AICB's CommGroup for `op`, or nothing when AICB has none (CP, TP×CP with CP > 1, ETP ≠ TP).
 std::optional<std::string_view> CommGroup(const Op& op, int64_t tensor_parallel) {
   switch (op.group) {
     case GroupKind::kTp:
@@ -43,11 +43,17 @@ std::optional<std::string_view> CommGroup(const Op& op, int64_t tensor_parallel)
       return "dp_group";
     case GroupKind::kPp:
       return "pp_group";
+    // AICB's replayer (workload_applyer.py _generate_dp_tp_pp_ep_groups) builds ep_group from
+    // the 'ep' ranks and ep_tp_group from the 'tp-ep' ranks of Megatron's expert decomposition.
     case GroupKind::kEp:
-    case GroupKind::kTpEp:  // AICB labels the token-count gather EP
       return "ep_group";
-    case GroupKind::kEtp:
+    case GroupKind::kTpEp:
       return "ep_tp_group";
+    case GroupKind::kEtp:
+      // AICB has no expert-TP group. TP is the innermost axis of both Megatron rank orders
+      // (tp-cp-dp-pp and etp-ep-dp-pp), so with ETP = TP the expert-TP group is the TP group.
+      if (op.group_size == tensor_parallel) return "tp_group";
+      return std::nullopt;
     case GroupKind::kExpertDp:
       return "ep_dp_group";
     case GroupKind::kEmbedding:

@@ -118,14 +118,22 @@ void AllReduceBlock(OpPool& forward, OpPool& backward, const TpBlockSpec& spec,
 
 }  // namespace
 
-void ExportNotes::Drop(const Op& op) {
-  DroppedComm& entry = dropped[op.name];
+namespace {
+
+void CountComm(const Op& op, std::map<std::string, DroppedComm>& by_name) {
+  DroppedComm& entry = by_name[op.name];
   entry.collective = op.collective;
   entry.group = op.group;
   entry.group_size = op.group_size;
   entry.message_bytes = op.message_bytes;
   ++entry.count;
 }
+
+}  // namespace
+
+void ExportNotes::Drop(const Op& op) { CountComm(op, dropped); }
+
+void ExportNotes::WroteTpEpOnEp(const Op& op) { CountComm(op, tp_ep_on_ep); }
 
 std::optional<std::string> SimAiToken(const Op& op, SimAiColumnKind kind, int64_t tensor_parallel) {
   const std::optional<std::string> base = BaseToken(op.collective);
@@ -154,7 +162,8 @@ bool OpQuery::Matches(const Op& op) const {
   const graph::OpRole& role = op.role;
   return (!kind || role.kind == *kind) && (!block || role.block == *block) &&
          (!module || role.module == *module) && (!pass || role.pass == *pass) &&
-         (!purpose || role.purpose == *purpose) && (!group || op.group == *group);
+         (!purpose || role.purpose == *purpose) && (!group || op.group == *group) &&
+         (!message_bytes || op.message_bytes == *message_bytes);
 }
 
 OpPool::OpPool(std::vector<Op> ops, const ComputeTime& compute_seconds)
@@ -215,6 +224,10 @@ void SetComm(SimAiColumn& column, const Op* op, SimAiColumnKind kind, const Bloc
   }
   column.comm = *token;
   column.comm_bytes = op->message_bytes;
+  // The token-count gather has its own moe_router diagnostic.
+  if (op->group == GroupKind::kTpEp && op->role.purpose != CommPurpose::kEpTokenCounts) {
+    context.notes->WroteTpEpOnEp(*op);
+  }
 }
 
 void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockSpec& spec,

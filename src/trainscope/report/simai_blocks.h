@@ -30,9 +30,13 @@ struct DroppedComm {
 };
 
 // Everything left out of a workload, keyed by op name so the report order is fixed.
+// TP×EP collectives other than the token-count gather written onto SimAI's EP group are counted
+// in `tp_ep_on_ep` (by op name) for the diagnostics.
 struct ExportNotes {
   std::map<std::string, DroppedComm> dropped;
+  std::map<std::string, DroppedComm> tp_ep_on_ep;
   void Drop(const graph::Op& op);
+  void WroteTpEpOnEp(const graph::Op& op);
 };
 
 // Which column a collective is written in: fp/ig columns address TP and EP groups, the wg column
@@ -46,7 +50,7 @@ enum class SimAiColumnKind { kForwardOrInputGrad, kWeightGrad };
                                                     int64_t tensor_parallel);
 
 // Which ops a pool request selects: every field that is set must equal the op's role field
-// (or its group).
+// (or its group, or its message size).
 struct OpQuery {
   std::optional<graph::OpKind> kind;
   std::optional<graph::OpBlock> block;
@@ -54,6 +58,7 @@ struct OpQuery {
   std::optional<graph::OpPass> pass;
   std::optional<graph::CommPurpose> purpose;
   std::optional<config::GroupKind> group;
+  std::optional<int64_t> message_bytes;
   [[nodiscard]] bool Matches(const graph::Op& op) const;
 };
 
@@ -107,7 +112,9 @@ struct TpBlockSpec {
 void AppendTpBlockRows(OpPool& forward, OpPool& backward, const TpBlockSpec& spec,
                        const BlockContext& context, std::vector<SimAiRow>& rows);
 
-// MoE rows: moe_router, moe_dispatch, moe_etp_gather (ETP > 1), moe_experts, moe_combine.
+// MoE rows: moe_router, moe_aux_loss (aux-loss statistics all-reduce), moe_dispatch,
+// moe_dispatch_probs (routing probabilities / map), moe_etp_gather and moe_etp_gather_probs
+// (ETP > 1), moe_experts, moe_combine.
 void AppendMoeRows(OpPool& forward, OpPool& backward, const BlockContext& context,
                    std::vector<SimAiRow>& rows);
 

@@ -33,7 +33,7 @@ void AppendDropped(const ExportNotes& notes, std::string_view per, std::vector<s
 }
 
 void AppendMoeGroupNotes(const config::ParallelSizes& sizes, const SimAiWorkload& workload,
-                         std::vector<std::string>& out) {
+                         const ExportNotes& notes, std::vector<std::string>& out) {
   const int64_t etp = sizes.ExpertTensor();
   const std::vector<SimAiRow>& rows = workload.micro_batch_rows;
   if (etp != sizes.tensor && HasRowNamed(rows, "moe_etp_gather")) {
@@ -47,6 +47,15 @@ void AppendMoeGroupNotes(const config::ParallelSizes& sizes, const SimAiWorkload
         "moe_router: Megatron gathers the token counts over tp x ep = {} ranks; SimAI's _EP "
         "group has {} ranks",
         etp * sizes.expert, sizes.expert));
+  }
+  // Other TP×EP collectives (allgather and flex dispatchers) land on the same _EP group.
+  if (etp > 1) {
+    for (const auto& [name, comm] : notes.tp_ep_on_ep) {
+      out.push_back(fmt::format(
+          "{} ({}x per micro-batch): Megatron runs this {} over tp x ep = {} ranks; SimAI's _EP "
+          "group, where it is written, has {} ranks",
+          name, comm.count, graph::ToString(comm.collective), comm.group_size, sizes.expert));
+    }
   }
   const bool expert_dp_rows =
       std::any_of(workload.step_rows.begin(), workload.step_rows.end(),
@@ -81,7 +90,7 @@ std::vector<std::string> SimAiDiagnostics(const config::TrainingConfig& training
         "Gated DeltaNet layers are written as TP blocks like attention (gdn_in, gdn_regather, "
         "gdn_out, or one gdn row without SP): they have the same TP collectives");
   }
-  AppendMoeGroupNotes(sizes, workload, out);
+  AppendMoeGroupNotes(sizes, workload, micro_batch_notes, out);
   if (sizes.context > 1) {
     out.push_back(fmt::format(
         "context parallelism (cp = {}): CP traffic is not written (SimAI has no CP group); "
