@@ -685,7 +685,7 @@ constexpr std::string_view kIgnoredFlags[] = {
     "--init-method-xavier-uniform",
 };
 
-// Group, value placeholder and help of every flag, keyed by its first name. AllFlags() attaches
+// Group, value name and help of every flag, keyed by its first name. AllFlags() attaches
 // them; a flag without an entry fails an internal check (tests parse every command line).
 struct FlagDoc {
   std::string_view name;

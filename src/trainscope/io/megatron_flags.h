@@ -29,7 +29,7 @@ struct FlagSpec {
   bool parallel = false;  // part of the parallel/batch configuration
   std::function<void(CliRequest&, const FlagUse&)> apply;
   FlagGroup group = FlagGroup::kTraining;  // from the flag's FlagDoc
-  std::string_view value;                  // value placeholder in help ("N", "PATH"); "" = switch
+  std::string_view value;                  // the value's name in help ("N", "PATH"); "" = switch
   std::string_view help;                   // one line, with the default
 };
 
