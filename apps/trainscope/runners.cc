@@ -230,6 +230,14 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   Checked c = CheckValid(request);
   const int64_t rank = CheckedRank(c.request, request.rank.value_or(0));
   const config::TrainingConfig& training = c.request.training;
+  // The workload lists every op of every micro-batch, so its size is linear in their count.
+  constexpr int64_t kMaxWorkloadMicroBatches = 100'000;
+  if (training.NumMicroBatches() > kMaxWorkloadMicroBatches) {
+    throw UsageError(fmt::format(
+        "--global-batch-size: {} micro-batches per rank; workload lists every op of each and "
+        "takes at most {} (simulate and plan take any number)",
+        training.NumMicroBatches(), kMaxWorkloadMicroBatches));
+  }
   // Every input is read (an unknown --gpu or a missing file is an error) before any work.
   const study::Study study = io::LoadStudy(c.request, c.model);
   if (!request.summary && request.format == "chakra") return ChakraOutput(c, study);

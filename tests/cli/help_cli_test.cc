@@ -144,6 +144,13 @@ TEST(HelpCliTest, WorkloadRejectsJsonWithATextFormat) {
   EXPECT_TRUE(outcome.out.empty());
 }
 
+TEST(HelpCliTest, WorkloadBoundsTheMicroBatchCountItLists) {
+  // 10^7 sequences on one GPU are 10^7 micro-batches: every op of each would be listed.
+  const Outcome outcome = RunCli("workload --model Qwen3-0.6B --gbs 10000000 --summary");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--global-batch-size: 10000000 micro-batches per rank"));
+}
+
 TEST(HelpCliTest, SameFileForOutputAndTraceIsRejected) {
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / "trainscope_same.json";
