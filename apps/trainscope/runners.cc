@@ -273,38 +273,48 @@ CommandOutput RunMemory(const io::CliRequest& request) {
                 c.notes);
 }
 
-CommandOutput RunSimulate(const io::CliRequest& request) {
-  const Checked c = CheckValid(request);
-  const study::Study study = io::LoadStudy(c.request, c.model);
+namespace {
+
+// The study of a simulate-like command and its result; the GPU must have a BF16 peak.
+struct Simulated {
+  Checked checked;
+  study::Study study;
+  study::StudyResult result;
+};
+
+Simulated SimulateFor(const io::CliRequest& request) {
+  Checked c = CheckValid(request);
+  study::Study study = io::LoadStudy(c.request, c.model);
   if (study.cluster.gpu.bf16_flops_per_second <= 0) {
     throw InputError("gpu " + study.cluster.gpu.name +
                      ": bf16_tflops: the preset has no figure (set it in the cluster file)");
   }
-  const study::StudyResult result = study::RunStudy(study);
-  CommandOutput out = Output(request.json ? report::RenderSimulateJson(study, result)
-                                          : report::RenderSimulateText(study, result),
-                             c.notes);
+  study::StudyResult result = study::RunStudy(study);
+  return Simulated{std::move(c), std::move(study), std::move(result)};
+}
+
+// `text` plus the --trace file when one is asked for.
+CommandOutput WithTrace(const io::CliRequest& request, const Simulated& s, std::string text) {
+  CommandOutput out = Output(std::move(text), s.checked.notes);
   if (request.simulate.trace_path) {
     out.files.push_back(
-        {*request.simulate.trace_path, report::RenderChromeTrace(result.simulation)});
+        {*request.simulate.trace_path, report::RenderChromeTrace(s.result.simulation)});
   }
   return out;
 }
 
+}  // namespace
+
+CommandOutput RunSimulate(const io::CliRequest& request) {
+  const Simulated s = SimulateFor(request);
+  return WithTrace(request, s,
+                   request.json ? report::RenderSimulateJson(s.study, s.result)
+                                : report::RenderSimulateText(s.study, s.result));
+}
+
 CommandOutput RunReport(const io::CliRequest& request) {
-  const Checked c = CheckValid(request);
-  const study::Study study = io::LoadStudy(c.request, c.model);
-  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
-    throw InputError("gpu " + study.cluster.gpu.name +
-                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
-  }
-  const study::StudyResult result = study::RunStudy(study);
-  CommandOutput out = Output(report::RenderHtmlReport(study, result, c.validation), c.notes);
-  if (request.simulate.trace_path) {
-    out.files.push_back(
-        {*request.simulate.trace_path, report::RenderChromeTrace(result.simulation)});
-  }
-  return out;
+  const Simulated s = SimulateFor(request);
+  return WithTrace(request, s, report::RenderHtmlReport(s.study, s.result, s.checked.validation));
 }
 
 CommandOutput RunPresets(const io::CliRequest& request) {
