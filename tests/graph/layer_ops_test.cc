@@ -65,13 +65,13 @@ std::vector<Op> CommOps(const std::vector<Op>& ops) {
   return out;
 }
 
-const Op& Named(const std::vector<Op>& ops, const std::string& name) {
+// A copy, so callers may pass the temporary vector a builder returns.
+Op Named(const std::vector<Op>& ops, const std::string& name) {
   for (const Op& op : ops) {
     if (op.name == name) return op;
   }
   ADD_FAILURE() << "no op named " << name;
-  static const Op kMissing;
-  return kMissing;
+  return Op{};
 }
 
 bool HasOp(const std::vector<Op>& ops, const std::string& name) {
