@@ -2,6 +2,9 @@
 // build/trainscope_bench; figures are reported in the closing notes, never asserted in tests.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <string>
+
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/config/validate.h"
@@ -10,6 +13,7 @@
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
 #include "trainscope/plan/planner.h"
+#include "trainscope/report/chakra_writer.h"
 #include "trainscope/sim/op_costs.h"
 #include "trainscope/sim/step_simulator.h"
 #include "trainscope/study/study.h"
@@ -128,6 +132,37 @@ void BM_Study397B4096Gpus(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Study397B4096Gpus)->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2);
+
+// `workload --format chakra` for the 4,096-GPU Qwen3.5-397B-A17B layout: every rank's step graph
+// built and encoded one at a time, as the CLI streams them to disk (the CLI adds the writes).
+// Counters: files, total bytes and the largest file, the bound on what is held in memory.
+void BM_ChakraExport397B4096Gpus(benchmark::State& state) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
+  const config::TrainingConfig training = LargeMoeConfig();
+  const config::RankMapping mapping(training.parallel);
+  sim::HardwareCostOptions options;
+  options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  const sim::OpCostModel costs = sim::BindHardwareCosts(training, options);
+  const double peak_tflops = options.cluster.gpu.bf16_flops_per_second / 1e12;
+  double total_bytes = 0;
+  double largest_bytes = 0;
+  for (auto _ : state) {
+    total_bytes = 0;
+    for (int64_t rank = 0; rank < training.parallel.world_size; ++rank) {
+      const std::string et =
+          report::RenderChakraEt(graph::BuildStepGraph(model, training, rank), training, mapping,
+                                 costs.compute_seconds, peak_tflops);
+      total_bytes += static_cast<double>(et.size());
+      largest_bytes = std::max(largest_bytes, static_cast<double>(et.size()));
+    }
+  }
+  state.counters["files"] = static_cast<double>(training.parallel.world_size);
+  state.counters["total_MB"] = total_bytes / 1e6;
+  state.counters["largest_file_MB"] = largest_bytes / 1e6;
+  state.counters["MB_per_s"] = benchmark::Counter(
+      total_bytes / 1e6 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ChakraExport397B4096Gpus)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
 // `trainscope plan` for Qwen3.5-397B-A17B on 1,024 H100s at GBS 2048 x 4096 (the issue's
 // target: under 10 s on 2 cores): the whole search, with layouts screened per second and the

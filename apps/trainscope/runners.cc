@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -198,25 +199,39 @@ CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
     throw InputError("gpu " + study.cluster.gpu.name +
                      ": bf16_tflops: the preset has no figure (set it in the cluster file)");
   }
+  // Everything a rank's file needs, shared by the renderers: each file is built and encoded
+  // only when it is written, so a 4,096-rank export holds one rank's graph and bytes at a time.
+  struct EtInputs {
+    config::ModelConfig model;
+    config::TrainingConfig training;
+    config::RankMapping mapping;
+    sim::OpCostModel costs;
+    double peak_tflops = 0;
+  };
   const config::TrainingConfig& training = c.request.training;
-  const sim::OpCostModel costs = sim::BindHardwareCosts(training, study::CostOptions(study));
-  const config::RankMapping mapping(training.parallel);
-  const double peak_tflops = study.cluster.gpu.bf16_flops_per_second / kFlopsPerTeraflop;
+  const auto et = std::make_shared<const EtInputs>(
+      EtInputs{.model = c.model,
+               .training = training,
+               .mapping = config::RankMapping(training.parallel),
+               .costs = sim::BindHardwareCosts(training, study::CostOptions(study)),
+               .peak_tflops = study.cluster.gpu.bf16_flops_per_second / kFlopsPerTeraflop});
   const std::string dir = *c.request.output_path + "/";
   CommandOutput out = Output("", c.notes);
   out.output_is_directory = true;
   for (int64_t rank = 0; rank < training.parallel.world_size; ++rank) {
-    const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
     out.files.push_back(
-        {fmt::format("{}step.{}.et", dir, rank),
-         report::RenderChakraEt(graph, training, mapping, costs.compute_seconds, peak_tflops)});
+        {.path = fmt::format("{}et.{}.et", dir, rank), .render = [et, rank] {
+           const graph::StepGraph graph = graph::BuildStepGraph(et->model, et->training, rank);
+           return report::RenderChakraEt(graph, et->training, et->mapping,
+                                         et->costs.compute_seconds, et->peak_tflops);
+         }});
   }
   const report::AstraInputs inputs = report::RenderAstraInputs(study.cluster, training);
-  out.files.push_back({dir + "comm_groups.json", report::RenderChakraCommGroups(mapping)});
+  out.files.push_back({dir + "comm_groups.json", report::RenderChakraCommGroups(et->mapping)});
   out.files.push_back({dir + "network.yml", inputs.network_yaml});
   out.files.push_back({dir + "system.json", inputs.system_json});
   out.files.push_back({dir + "remote_memory.json", inputs.remote_memory_json});
-  out.text = fmt::format("wrote {} files to {} (ASTRA-sim: --workload-configuration={}step)\n",
+  out.text = fmt::format("wrote {} files to {} (ASTRA-sim: --workload-configuration={}et)\n",
                          out.files.size(), *c.request.output_path, dir);
   return out;
 }

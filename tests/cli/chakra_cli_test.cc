@@ -32,7 +32,7 @@ TEST(ChakraCliTest, WritesEveryRanksEtFileAndTheAstraSimInputs) {
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   EXPECT_THAT(outcome.out, ::testing::HasSubstr("wrote 20 files"));
   for (int rank = 0; rank < 16; ++rank) {
-    const std::string et = ReadFile(dir / ("step." + std::to_string(rank) + ".et"));
+    const std::string et = ReadFile(dir / ("et." + std::to_string(rank) + ".et"));
     // GlobalMetadata {version "0.0.4"} first (reference/workload-formats.md §3.2).
     EXPECT_EQ(et.substr(0, 8), std::string("\x07\x0a\x05"
                                            "0.0.4",

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "trainscope/error.h"
 
@@ -93,6 +95,40 @@ TEST(AtomicWriteTest, LeavesNoTemporaryWhenALaterDestinationIsADirectory) {
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++entries;
   EXPECT_EQ(entries, 1u);  // only "sub"
+  std::filesystem::remove_all(dir);
+}
+
+// Rendered files are produced one at a time, in order, when written; a renderer that throws
+// leaves no destination and no temporary behind.
+TEST(AtomicWriteTest, RendersFilesInOrderAndLeavesNothingWhenARendererThrows) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "trainscope_atomic_write_render_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::vector<int> order;
+  WriteFilesAtomically({{.path = (dir / "a").string(),
+                         .render =
+                             [&] {
+                               order.push_back(1);
+                               return std::string("alpha");
+                             }},
+                        {.path = (dir / "b").string(), .content = "beta"},
+                        {.path = (dir / "c").string(), .render = [&] {
+                           order.push_back(3);
+                           return std::string("gamma");
+                         }}});
+  EXPECT_EQ(order, (std::vector<int>{1, 3}));
+  EXPECT_EQ(ReadAll(dir / "a"), "alpha");
+  EXPECT_EQ(ReadAll(dir / "b"), "beta");
+  EXPECT_EQ(ReadAll(dir / "c"), "gamma");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EXPECT_THROW(WriteFilesAtomically(
+                   {{.path = (dir / "a").string(), .content = "alpha"},
+                    {.path = (dir / "b").string(),
+                     .render = []() -> std::string { throw InputError("cannot render b"); }}}),
+               InputError);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
   std::filesystem::remove_all(dir);
 }
 

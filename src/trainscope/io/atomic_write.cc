@@ -121,6 +121,13 @@ void WriteDirect(const Destination& destination, std::string_view content) {
   if (!closed) Fail(destination.path, "cannot write output", errno);
 }
 
+// The bytes of `file`: its content, or what its renderer produces now.
+std::string_view ContentOf(const OutputFile& file, std::string& rendered) {
+  if (!file.render) return file.content;
+  rendered = file.render();
+  return rendered;
+}
+
 }  // namespace
 
 void WriteFileAtomically(const std::string& path, std::string_view content) {
@@ -135,10 +142,13 @@ void WriteFilesAtomically(const std::vector<OutputFile>& files) {
     for (size_t i = 0; i < files.size(); ++i) {
       if (destinations[i].mode != Mode::kReplace) continue;
       temps[i] = TempPathFor(destinations[i].target);
-      WriteTemp(files[i].path, temps[i], files[i].content);
+      std::string rendered;
+      WriteTemp(files[i].path, temps[i], ContentOf(files[i], rendered));
     }
     for (size_t i = 0; i < files.size(); ++i) {
-      if (destinations[i].mode == Mode::kDirect) WriteDirect(destinations[i], files[i].content);
+      if (destinations[i].mode != Mode::kDirect) continue;
+      std::string rendered;
+      WriteDirect(destinations[i], ContentOf(files[i], rendered));
     }
   } catch (...) {
     for (const std::string& temp : temps) {
