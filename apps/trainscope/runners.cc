@@ -195,6 +195,11 @@ CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
   if (!c.request.output_path) {
     throw UsageError("--format chakra: needs -o DIR, the existing directory the files go into");
   }
+  if (c.request.training.parallel.world_size < 2) {
+    throw InputError(
+        "--format chakra: needs at least 2 GPUs (ASTRA-sim's analytical network rejects a "
+        "1-NPU topology)");
+  }
   if (study.cluster.gpu.bf16_flops_per_second <= 0) {
     throw InputError("gpu " + study.cluster.gpu.name +
                      ": bf16_tflops: the preset has no figure (set it in the cluster file)");

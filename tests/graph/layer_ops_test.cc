@@ -458,6 +458,22 @@ TEST(LayerOpsTest, GemmAndAttentionFlopsFollowClosedForms) {
       68'719'476'736);
 }
 
+// GPT-OSS-120B, t = 2, s = 4096, b = 1: layer 0 attends a 128-token window, layer 1 is full.
+// Sliding: Σ_i min(i+1, 128) = 128·4096 − 128·127/2 = 516,160 pairs; FLOPs = 4·b·(n/t)·d_h·pairs
+// = 4·32·64·516,160 = 4,228,382,720. Full causal: 2·b·(n/t)·d_h·s² = 2·32·64·4096² =
+// 68,719,476,736 (as Qwen3-8B above: same n·d_h per rank).
+TEST(LayerOpsTest, SlidingWindowLayersAttendOnlyTheWindow) {
+  const config::ModelConfig model = io::LoadPreset("GPT-OSS-120B");
+  ASSERT_TRUE(model.layers[0].sliding);
+  ASSERT_FALSE(model.layers[1].sliding);
+  const config::TrainingConfig training = Training(2, true);  // the context refers to it
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  EXPECT_EQ(Named(DecoderLayerForward(context, 0), "attention.core").flops, 4'228'382'720);
+  EXPECT_EQ(Named(DecoderLayerBackward(context, 0), "attention.core.backward").flops,
+            2 * 4'228'382'720);
+  EXPECT_EQ(Named(DecoderLayerForward(context, 1), "attention.core").flops, 68'719'476'736);
+}
+
 TEST(LayerOpsTest, SelectiveCoreAttentionRecomputeReplaysCommunicationOnlyWithCp) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   config::TrainingConfig training = Training(2, true);

@@ -61,6 +61,28 @@ TEST(ParamCountTest, ReproducesPublishedLlamaAndMixtralCounts) {
             46'702'792'704 - 32LL * 6 * 3 * 4096 * 14336);
 }
 
+// gpt-oss model card (arXiv:2508.10925, Table 1): 116.83B total / 5.13B active (120b) and
+// 20.91B / 3.61B (20b). By hand, h = 2880, 64 heads of 64, 8 KV heads, F = 2880, V = 201088:
+// attention 2880·5120 + 5120 (qkv + bias) + 4096·2880 + 2880 (proj + bias) + 64 (sinks)
+// = 26,550,144; router 2880·E + E; one expert 2880·5760 + 5760 + 2880·2880 + 2880 = 24,891,840;
+// norms 2·2880 per layer; embedding and unembedding 201088·2880 each, final norm 2880.
+// The card's active count excludes the input embedding (a lookup); ours includes it.
+TEST(ParamCountTest, ReproducesPublishedGptOssCounts) {
+  const auto total = [](int64_t layers, int64_t experts) {
+    const int64_t layer = 26'550'144 + (2880 * experts + experts) + experts * 24'891'840 + 5760;
+    return layers * layer + 2 * 201'088LL * 2880 + 2880;
+  };
+  const graph::ParamCounts big = CountParams(io::LoadPreset("openai/GPT-OSS-120B"));
+  EXPECT_EQ(big.total, total(36, 128));
+  EXPECT_EQ(big.total, 116'829'156'672);  // 116.83B
+  EXPECT_EQ(big.active, big.total - 36LL * 124 * 24'891'840);
+  EXPECT_EQ(big.active - 201'088LL * 2880, 5'132'849'472);  // 5.13B
+  const graph::ParamCounts small = CountParams(io::LoadPreset("GPT-OSS-20B"));
+  EXPECT_EQ(small.total, total(24, 32));
+  EXPECT_EQ(small.total, 20'914'757'184);                     // 20.91B
+  EXPECT_EQ(small.active - 201'088LL * 2880, 3'608'307'264);  // 3.61B
+}
+
 // The hybrid formulas of docs/params.md, evaluated by hand for one model.
 struct HybridDims {
   int64_t h, nh, nkv, hd, nk, dk, nv, dv, kernel, layers, vocab;

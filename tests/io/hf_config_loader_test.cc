@@ -22,7 +22,36 @@ TEST(HfConfigLoaderTest, LoadsEveryBuiltInPreset) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW((void)LoadPreset(name));
   }
-  EXPECT_EQ(PresetNames().size(), 27u);  // 17 Qwen + 8 Llama + 2 Mixtral
+  EXPECT_EQ(PresetNames().size(), 29u);  // 17 Qwen + 8 Llama + 2 Mixtral + 2 GPT-OSS
+}
+
+// openai/gpt-oss-120b config.json: alternating sliding_attention / full_attention layers with a
+// 128-token window, biased attention with sinks, 128 biased experts of width 2880, top-4.
+TEST(HfConfigLoaderTest, ReadsGptOssSlidingLayersBiasesAndExperts) {
+  const config::ModelConfig model = LoadPreset("openai/gpt-oss-120b");
+  EXPECT_EQ(model.family, config::ModelFamily::kGptOss);
+  EXPECT_EQ(model.attention.sliding_window, 128);
+  EXPECT_TRUE(model.attention.bias);
+  EXPECT_TRUE(model.attention.softmax_sinks);
+  EXPECT_FALSE(model.attention.qk_norm);
+  EXPECT_EQ(model.NumLayers(), 36);
+  for (int64_t i = 0; i < model.NumLayers(); ++i) {
+    EXPECT_EQ(model.layers[static_cast<size_t>(i)].sliding, i % 2 == 0) << i;
+    EXPECT_EQ(model.layers[static_cast<size_t>(i)].ffn, config::FfnKind::kMoe);
+  }
+  EXPECT_EQ(model.moe.num_experts, 128);
+  EXPECT_EQ(model.moe.top_k, 4);
+  EXPECT_EQ(model.moe.expert_ffn_hidden_size, 2880);
+  EXPECT_TRUE(model.moe.router_bias && model.moe.expert_bias);
+  EXPECT_FALSE(model.tied_embeddings);
+  EXPECT_THAT(
+      [] {
+        (void)ParseHfConfig(R"({"model_type": "qwen3", "hidden_size": 64,
+      "vocab_size": 10, "num_hidden_layers": 1, "num_attention_heads": 4,
+      "intermediate_size": 8, "attention_bias": true})",
+                            "x.json");
+      },
+      ThrowsMessage<InputError>(HasSubstr("attention_bias")));
 }
 
 TEST(HfConfigLoaderTest, ReadsQwen35HybridLayoutFromTextConfig) {

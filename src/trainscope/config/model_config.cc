@@ -37,6 +37,8 @@ std::string ToString(ModelFamily family) {
       return "llama";
     case ModelFamily::kMixtral:
       return "mixtral";
+    case ModelFamily::kGptOss:
+      return "gpt_oss";
   }
   return "unknown";
 }

@@ -12,7 +12,16 @@
 
 namespace trainscope::config {
 
-enum class ModelFamily { kQwen3, kQwen3Moe, kQwen3Next, kQwen35, kQwen35Moe, kLlama, kMixtral };
+enum class ModelFamily {
+  kQwen3,
+  kQwen3Moe,
+  kQwen3Next,
+  kQwen35,
+  kQwen35Moe,
+  kLlama,
+  kMixtral,
+  kGptOss,
+};
 
 // The token mixer of one decoder layer.
 enum class MixerKind {
@@ -36,6 +45,9 @@ struct AttentionConfig {
   bool output_gate = false;      // gated attention: q_proj also produces a per-head sigmoid gate
   double rotary_fraction = 1.0;  // share of head_dim that RoPE rotates
   double rope_theta = 10000.0;
+  bool bias = false;           // biased linear_qkv and linear_proj (GPT-OSS attention_bias)
+  bool softmax_sinks = false;  // one learned sink logit per head in the softmax (GPT-OSS)
+  int64_t sliding_window = 0;  // keys a sliding-window layer attends to (LayerSpec::sliding)
 
   [[nodiscard]] int64_t QueryWidth() const { return num_heads * head_dim; }
   [[nodiscard]] int64_t KvWidth() const { return num_kv_heads * head_dim; }
@@ -71,6 +83,8 @@ struct MoeConfig {
   bool shared_expert_gate = false;            // sigmoid gate [1, H] on the shared expert
   bool norm_topk_prob = true;
   double aux_loss_coef = 0.0;
+  bool router_bias = false;  // biased router projection (GPT-OSS)
+  bool expert_bias = false;  // biased expert fc1 and fc2 (GPT-OSS)
 
   [[nodiscard]] bool HasSharedExpert() const { return shared_expert_ffn_hidden_size > 0; }
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
@@ -96,6 +110,9 @@ struct VisionConfig {
 struct LayerSpec {
   MixerKind mixer = MixerKind::kAttention;
   FfnKind ffn = FfnKind::kDense;
+  // Softmax attention over the last attention.sliding_window keys only (GPT-OSS's
+  // sliding_attention layers); false = full causal attention.
+  bool sliding = false;
   friend bool operator==(const LayerSpec&, const LayerSpec&) = default;
 };
 

@@ -191,13 +191,21 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
 // Causal core attention (TE): 2·b·(n/t)·d_h·s²/c = 2·b·(n/t)·d_h·s·s_c forward (QKᵀ and PV,
 // each 2·s²·d_h per head, halved by the causal mask). THD counts Σ s_i² per packed sequence;
 // without a length distribution a micro-batch is b sequences of length s, which equals BSHD.
+// A sliding-window layer (window w < s) attends Σ_i min(i+1, w) = w·s − w(w−1)/2 query-key
+// pairs instead of the causal s²/2, and the kernel skips the masked blocks, so the FLOPs scale
+// by that ratio: 4·b·(n/t)·d_h·(w·s − w(w−1)/2)/c.
 // Bytes: read Q, K, V, write O (local heads).
 void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t local_heads = a.num_heads / Tp(c);
   const int64_t s = c.training.batch.seq_length;
-  const int64_t flops =
-      2 * c.training.batch.micro_batch_size * local_heads * a.head_dim * s * (s / Cp(c));
+  const int64_t b = c.training.batch.micro_batch_size;
+  int64_t flops = 2 * b * local_heads * a.head_dim * s * (s / Cp(c));
+  const auto layer = static_cast<size_t>(sink.layer());
+  const int64_t w = a.sliding_window;
+  if (layer < c.model.layers.size() && c.model.layers[layer].sliding && w < s) {
+    flops = 4 * b * local_heads * a.head_dim * (w * s - w * (w - 1) / 2) / Cp(c);
+  }
   const CpSizes sz = AttentionCpSizes(c);
   const std::string name = multiplier == 1 ? "attention.core" : "attention.core.backward";
   sink.Compute(name, KernelRole(OpKind::kAttentionCore, OpBlock::kAttention), multiplier * flops,

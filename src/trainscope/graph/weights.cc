@@ -19,6 +19,10 @@ void AppendAttention(const ModelConfig& model, std::vector<WeightTensor>& out) {
   out.push_back({"input_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
   out.push_back({"self_attention.linear_qkv.weight", Component::kAttention, qkv_width, h, 1,
                  Split::kColumn, false});
+  if (attention.bias) {  // column-parallel bias: split with its rows
+    out.push_back({"self_attention.linear_qkv.bias", Component::kAttention, qkv_width, 1, 1,
+                   Split::kColumn, false});
+  }
   if (attention.qk_norm) {
     out.push_back({"self_attention.q_layernorm.weight", Component::kNorms, attention.head_dim, 1, 1,
                    Split::kReplicated, false});
@@ -27,6 +31,14 @@ void AppendAttention(const ModelConfig& model, std::vector<WeightTensor>& out) {
   }
   out.push_back({"self_attention.linear_proj.weight", Component::kAttention, h,
                  attention.QueryWidth(), 1, Split::kRow, false});
+  if (attention.bias) {  // row-parallel bias: added once after the reduction, replicated
+    out.push_back({"self_attention.linear_proj.bias", Component::kAttention, h, 1, 1,
+                   Split::kReplicated, false});
+  }
+  if (attention.softmax_sinks) {  // one logit per head, split with the heads
+    out.push_back({"self_attention.core_attention.softmax_offset", Component::kAttention,
+                   attention.num_heads, 1, 1, Split::kColumn, false});
+  }
 }
 
 // Gated DeltaNet (gated_delta_net/common.py:181-287): fused in_proj [q,k,v,z,beta,alpha], depthwise
@@ -69,10 +81,22 @@ void AppendMoe(const ModelConfig& model, std::vector<WeightTensor>& out) {
       {"pre_mlp_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
   out.push_back(
       {"mlp.router.weight", Component::kRouter, moe.num_experts, h, 1, Split::kReplicated, false});
+  if (moe.router_bias) {
+    out.push_back(
+        {"mlp.router.bias", Component::kRouter, moe.num_experts, 1, 1, Split::kReplicated, false});
+  }
   out.push_back({"mlp.experts.linear_fc1.weight", Component::kRoutedExperts,
                  2 * moe.expert_ffn_hidden_size, h, moe.num_experts, Split::kColumn, true});
+  if (moe.expert_bias) {
+    out.push_back({"mlp.experts.linear_fc1.bias", Component::kRoutedExperts,
+                   2 * moe.expert_ffn_hidden_size, 1, moe.num_experts, Split::kColumn, true});
+  }
   out.push_back({"mlp.experts.linear_fc2.weight", Component::kRoutedExperts, h,
                  moe.expert_ffn_hidden_size, moe.num_experts, Split::kRow, true});
+  if (moe.expert_bias) {  // row-parallel: replicated over ETP, one per expert
+    out.push_back({"mlp.experts.linear_fc2.bias", Component::kRoutedExperts, h, 1, moe.num_experts,
+                   Split::kReplicated, true});
+  }
   if (!moe.HasSharedExpert()) return;
   const int64_t fs = moe.shared_expert_ffn_hidden_size;
   out.push_back({"mlp.shared_experts.linear_fc1.weight", Component::kSharedExperts, 2 * fs, h, 1,

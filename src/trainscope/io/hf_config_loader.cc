@@ -107,6 +107,7 @@ std::optional<ModelFamily> FamilyOf(const std::string& model_type) {
   if (model_type == "qwen3_5_moe") return ModelFamily::kQwen35Moe;
   if (model_type == "llama") return ModelFamily::kLlama;
   if (model_type == "mixtral") return ModelFamily::kMixtral;
+  if (model_type == "gpt_oss") return ModelFamily::kGptOss;
   return std::nullopt;
 }
 
@@ -133,7 +134,8 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
     }
     attention.head_dim = model.hidden_size / attention.num_heads;
   }
-  const bool qwen = family != ModelFamily::kLlama && family != ModelFamily::kMixtral;
+  const bool qwen = family != ModelFamily::kLlama && family != ModelFamily::kMixtral &&
+                    family != ModelFamily::kGptOss;
   attention.qk_norm = qwen;
   // Qwen3-Next and Qwen3.5 always apply the sigmoid output gate; attn_output_gate records it.
   attention.output_gate = IsHybrid(family);
@@ -142,8 +144,17 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
     text.Fail("attn_output_gate", fmt::format("contradicts model_type (got {}, expected {})", *gate,
                                               attention.output_gate));
   }
-  if (text.Has("attention_bias") && text.OptionalBool("attention_bias").value_or(false)) {
-    text.Fail("attention_bias", "biased attention projections are not supported (got true)");
+  // GPT-OSS: biased q/k/v/o projections and a learned sink logit per head.
+  attention.bias = family == ModelFamily::kGptOss;
+  attention.softmax_sinks = family == ModelFamily::kGptOss;
+  if (const std::optional<bool> bias = text.OptionalBool("attention_bias");
+      bias.has_value() && *bias != attention.bias) {
+    text.Fail("attention_bias",
+              fmt::format("{} (got {}, expected {})",
+                          attention.bias ? "contradicts model_type"
+                                         : "biased attention projections are only supported for "
+                                           "gpt_oss",
+                          *bias, attention.bias));
   }
   // RoPE: flat fields (Qwen3, Qwen3-Next, Llama) or rope_parameters (Qwen3.5).
   attention.rope_theta = text.NumberOr("rope_theta", attention.rope_theta);
@@ -199,9 +210,37 @@ std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t 
   return mixers;
 }
 
+// GPT-OSS: which layers attend through a sliding window (layer_types "sliding_attention";
+// without layer_types, even layers as in transformers' GptOssConfig), and the window.
+std::vector<bool> LoadSlidingLayers(const Node& text, ModelFamily family, int64_t num_layers,
+                                    ModelConfig& model) {
+  std::vector<bool> sliding(static_cast<size_t>(num_layers), false);
+  if (family != ModelFamily::kGptOss) return sliding;
+  model.attention.sliding_window = text.PositiveInt("sliding_window");
+  for (int64_t i = 0; i < num_layers; ++i) sliding[static_cast<size_t>(i)] = i % 2 == 0;
+  if (!text.Has("layer_types")) return sliding;
+  const Json& types = text.At("layer_types");
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers) {
+    text.Fail("layer_types",
+              fmt::format("expected a list of num_hidden_layers = {} entries", num_layers));
+  }
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const Json& entry = types[static_cast<size_t>(i)];
+    const std::string kind = entry.is_string() ? entry.get<std::string>() : QuoteJson(entry);
+    if (kind != "sliding_attention" && kind != "full_attention") {
+      text.Fail(fmt::format("layer_types[{}]", i),
+                fmt::format("unknown layer type (got {}, expected sliding_attention or "
+                            "full_attention)",
+                            kind));
+    }
+    sliding[static_cast<size_t>(i)] = kind == "sliding_attention";
+  }
+  return sliding;
+}
+
 void LoadMoe(const Node& text, ModelFamily family, ModelConfig& model) {
   config::MoeConfig& moe = model.moe;
-  if (family == ModelFamily::kMixtral) {
+  if (family == ModelFamily::kMixtral || family == ModelFamily::kGptOss) {
     moe.num_experts = text.PositiveInt("num_local_experts", kMaxExperts);
     moe.expert_ffn_hidden_size = text.PositiveInt("intermediate_size");
   } else {
@@ -221,13 +260,16 @@ void LoadMoe(const Node& text, ModelFamily family, ModelConfig& model) {
   // Qwen3.5 MoE always renormalises; the others record it in norm_topk_prob.
   moe.norm_topk_prob = text.OptionalBool("norm_topk_prob").value_or(true);
   moe.aux_loss_coef = text.NumberOr("router_aux_loss_coef", 0.0);
+  moe.router_bias = family == ModelFamily::kGptOss;
+  moe.expert_bias = family == ModelFamily::kGptOss;
 }
 
 // FFN kind per layer (transformers Qwen3MoeDecoderLayer): MoE iff not in mlp_only_layers and
 // (i+1) % decoder_sparse_step == 0. Qwen3.5 MoE and Mixtral: every layer is MoE.
 std::vector<FfnKind> LoadFfns(const Node& text, ModelFamily family, int64_t num_layers) {
   const bool moe_family = family == ModelFamily::kQwen3Moe || family == ModelFamily::kQwen3Next ||
-                          family == ModelFamily::kQwen35Moe || family == ModelFamily::kMixtral;
+                          family == ModelFamily::kQwen35Moe || family == ModelFamily::kMixtral ||
+                          family == ModelFamily::kGptOss;
   std::vector<FfnKind> ffns(static_cast<size_t>(num_layers),
                             moe_family ? FfnKind::kMoe : FfnKind::kDense);
   if (family != ModelFamily::kQwen3Moe && family != ModelFamily::kQwen3Next) return ffns;
@@ -305,7 +347,7 @@ ModelConfig BuildModel(const Node& top) {
   if (!family) {
     top.Fail("model_type", fmt::format("unsupported model type (got \"{}\", expected one of qwen3, "
                                        "qwen3_moe, qwen3_next, qwen3_5, qwen3_5_moe, llama, "
-                                       "mixtral)",
+                                       "mixtral, gpt_oss)",
                                        Abbreviated(model_type)));
   }
   const bool wrapped = *family == ModelFamily::kQwen35 || *family == ModelFamily::kQwen35Moe;
@@ -327,9 +369,10 @@ ModelConfig BuildModel(const Node& top) {
   LoadAttention(text, *family, model);
   const std::vector<MixerKind> mixers = LoadMixers(text, *family, num_layers);
   const std::vector<FfnKind> ffns = LoadFfns(text, *family, num_layers);
+  const std::vector<bool> sliding = LoadSlidingLayers(text, *family, num_layers, model);
   for (int64_t i = 0; i < num_layers; ++i) {
-    model.layers.push_back(
-        {.mixer = mixers[static_cast<size_t>(i)], .ffn = ffns[static_cast<size_t>(i)]});
+    const auto at = static_cast<size_t>(i);
+    model.layers.push_back({.mixer = mixers[at], .ffn = ffns[at], .sliding = sliding[at]});
   }
   if (model.HasMoe()) LoadMoe(text, *family, model);
   if (model.CountLayers(FfnKind::kDense) > 0) {

@@ -13,9 +13,10 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
-// Drops one known organisation prefix ("qwen/", "meta-llama/", "mistralai/") if present.
+// Drops one known organisation prefix ("qwen/", "meta-llama/", "mistralai/", "openai/") if
+// present.
 std::string_view StripOrganisation(std::string_view lowered) {
-  for (std::string_view prefix : {"qwen/", "meta-llama/", "mistralai/"}) {
+  for (std::string_view prefix : {"qwen/", "meta-llama/", "mistralai/", "openai/"}) {
     if (lowered.substr(0, prefix.size()) == prefix) return lowered.substr(prefix.size());
   }
   return lowered;

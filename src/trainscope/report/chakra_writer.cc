@@ -25,6 +25,7 @@ using graph::Op;
 constexpr double kNanosecondsPerSecond = 1e9;
 constexpr double kOpsPerTflopNanosecond = 1000;  // 1e12 ops/s per TFLOPS × 1e-9 s per ns
 constexpr std::string_view kEtVersion = "0.0.4";
+constexpr double kSwitchHops = 2;
 
 // NodeType (et_def.proto).
 constexpr uint64_t kCompNode = 4, kSendNode = 5, kRecvNode = 6, kCollNode = 7;
@@ -89,7 +90,12 @@ int64_t P2pTag(const Op& op, const config::TrainingConfig& training, int64_t pip
   return (op.micro_batch * edges + edge) * 2 + (forward ? 0 : 1);
 }
 
-// The first pg_name of each group kind (groups numbered from 1, kinds in AllGroupKinds() order).
+// The first pg_name of each group kind (groups numbered from 1, kinds in AllGroupKinds() order),
+// then one group of every rank for world collectives. ASTRA-sim's implicit world group
+// (pg_name "" or "0") tags its messages with a per-rank counter of every collective issued so
+// far (astra-sim Sys::generate_collective), so ranks of different pipeline stages, which issue
+// different numbers of collectives before it, never match and deadlock; an explicit group has
+// its own counter.
 using GroupOffsets = std::map<config::GroupKind, int64_t>;
 
 GroupOffsets Offsets(const config::RankMapping& mapping) {
@@ -99,14 +105,15 @@ GroupOffsets Offsets(const config::RankMapping& mapping) {
     offsets[kind] = offset;
     offset += static_cast<int64_t>(mapping.AllGroups(kind).size());
   }
+  offsets[config::GroupKind::kWorld] = offset;
   return offsets;
 }
 
 int64_t GroupId(const GroupOffsets& offsets, const config::RankMapping& mapping,
                 config::GroupKind kind, int64_t rank) {
-  if (kind == config::GroupKind::kWorld) return 0;  // pg_name "0": all ranks
+  if (kind == config::GroupKind::kWorld) return offsets.at(kind);
   const std::optional<int64_t> index = mapping.GroupIndexOf(kind, rank);
-  return index ? offsets.at(kind) + *index : 0;
+  return index ? offsets.at(kind) + *index : offsets.at(config::GroupKind::kWorld);
 }
 
 // The node's type and attributes (every attribute as an encoded AttributeProto).
@@ -115,8 +122,10 @@ struct NodeBody {
   std::vector<std::string> attributes;
 };
 
+// At least 1 ns: ASTRA-sim schedules a 0 ns root node at tick 0, which fails its event queue's
+// "event time > current time" assertion and aborts the run.
 NodeBody ComputeBody(double seconds, double peak_tflops) {
-  const double time_ns = std::round(seconds * kNanosecondsPerSecond);
+  const double time_ns = std::max(1.0, std::round(seconds * kNanosecondsPerSecond));
   const auto num_ops =
       static_cast<uint64_t>(std::llround((time_ns + 0.5) * peak_tflops * kOpsPerTflopNanosecond));
   return NodeBody{kCompNode,
@@ -185,6 +194,9 @@ std::string RenderChakraCommGroups(const config::RankMapping& mapping) {
       ++id;
     }
   }
+  std::vector<int64_t> world(static_cast<size_t>(mapping.sizes().world_size));
+  std::iota(world.begin(), world.end(), int64_t{0});
+  out += fmt::format("{}\"{}\": [{}]", id == 1 ? "" : ", ", id, fmt::join(world, ", "));
   return out + "}\n";
 }
 
@@ -211,28 +223,37 @@ AstraInputs RenderAstraInputs(const config::ClusterSpec& cluster,
   const int64_t world = training.parallel.world_size;
   const int64_t domain = std::gcd(world, std::max<int64_t>(1, cluster.nvlink_domain_gpus));
   const config::LinkEfficiency& link = cluster.link;
-  const double nvlink_gbps =
-      cluster.gpu.nvlink_bytes_per_second * link.nvlink_bus_efficiency / kBytesPerGB;
-  const double nic_gbps =
-      cluster.scale_out_bytes_per_second * link.scale_out_bus_efficiency / kBytesPerGB;
-  const double nvlink_ns = link.nvlink_latency_seconds * kNanosecondsPerSecond;
-  const double nic_ns = link.scale_out_latency_seconds * kNanosecondsPerSecond;
+  // The analytical backend reads bandwidth in GiB/s (astra-network-analytical
+  // NetworkFunction: bw · 2^30 / 1e9 bytes per ns) and charges a Switch dimension's latency once
+  // per hop, two hops per message (Switch::compute_hops_count): write half the per-step latency.
+  const double nvlink_gibps = cluster.gpu.nvlink_bytes_per_second * link.nvlink_bus_efficiency /
+                              static_cast<double>(kBytesPerGiB);
+  const double nic_gibps = cluster.scale_out_bytes_per_second * link.scale_out_bus_efficiency /
+                           static_cast<double>(kBytesPerGiB);
+  const double nvlink_ns = link.nvlink_latency_seconds * kNanosecondsPerSecond / kSwitchHops;
+  const double nic_ns = link.scale_out_latency_seconds * kNanosecondsPerSecond / kSwitchHops;
   const bool two_dims = world > domain;
   AstraInputs inputs;
   inputs.network_yaml =
       two_dims ? fmt::format(
                      "topology: [ Switch, Switch ]\nnpus_count: [ {}, {} ]\nbandwidth: [ {:.3f}, "
                      "{:.3f} ]\nlatency: [ {:.1f}, {:.1f} ]\n",
-                     domain, world / domain, nvlink_gbps, nic_gbps, nvlink_ns, nic_ns)
+                     domain, world / domain, nvlink_gibps, nic_gibps, nvlink_ns, nic_ns)
                : fmt::format(
                      "topology: [ Switch ]\nnpus_count: [ {} ]\nbandwidth: [ {:.3f} ]\nlatency: "
                      "[ {:.1f} ]\n",
-                     world, nvlink_gbps, nvlink_ns);
+                     world, nvlink_gibps, nvlink_ns);
   const std::string ring = two_dims ? "[\"ring\", \"ring\"]" : "[\"ring\"]";
-  const std::string direct = two_dims ? "[\"direct\", \"direct\"]" : "[\"direct\"]";
+  // All-to-all: one "oneDirect1" entry (direct sends, one peer at a time). ASTRA-sim replaces a
+  // per-dimension list with a relay ring for any group smaller than the world
+  // (CommunicatorGroup::get_collective_plan), n(n-1)/2 steps instead of n-1; a single entry is
+  // kept. Window 1, because the congestion-unaware backend does not share a rank's link between
+  // concurrent sends. One dataset split: a group's collective runs on one ring, so splitting
+  // pipelines nothing and repeats the per-step latency.
+  const std::string direct = "[\"oneDirect1\"]";
   inputs.system_json = fmt::format(
       "{{\n  \"scheduling-policy\": \"LIFO\",\n  \"endpoint-delay\": 10,\n"
-      "  \"active-chunks-per-dimension\": 1,\n  \"preferred-dataset-splits\": 4,\n"
+      "  \"active-chunks-per-dimension\": 1,\n  \"preferred-dataset-splits\": 1,\n"
       "  \"collective-optimization\": \"localBWAware\",\n"
       "  \"all-reduce-implementation\": {0},\n  \"all-gather-implementation\": {0},\n"
       "  \"reduce-scatter-implementation\": {0},\n  \"all-to-all-implementation\": {1},\n"
