@@ -52,6 +52,10 @@ struct BatchConfig {
   int64_t micro_batch_size = 1;              // b
   std::optional<int64_t> global_batch_size;  // GBS; unset = b·d (one micro-batch per rank)
   int64_t seq_length = 4096;                 // s
+  // Image tokens per sample after the vision merger (part of the s text positions); the
+  // vision tower encodes vision_tokens_per_sample · spatial_merge_size² patches per sample on
+  // the first pipeline stage. 0 = a text-only run.
+  int64_t vision_tokens_per_sample = 0;
   // G, micro-batches grouped per virtual stage in the interleaved schedule; unset = p.
   std::optional<int64_t> microbatch_group_size_per_vp_stage;
   friend bool operator==(const BatchConfig&, const BatchConfig&) = default;
@@ -77,9 +81,9 @@ struct RecomputeConfig {
   bool distribute_saved_activations = false;
 
   // True when full recompute replays the whole layer `index_in_chunk` (0-based position of a
-  // decoder layer inside its model chunk) in backward (Megatron-LM transformer_block.py, _checkpointed_forward): every
-  // layer with the uniform method, the first num_layers layers of each chunk with the block
-  // method, none otherwise.
+  // decoder layer inside its model chunk) in backward (Megatron-LM transformer_block.py,
+  // _checkpointed_forward): every layer with the uniform method, the first num_layers layers of
+  // each chunk with the block method, none otherwise.
   [[nodiscard]] bool FullRecomputeLayer(int64_t index_in_chunk) const;
   friend bool operator==(const RecomputeConfig&, const RecomputeConfig&) = default;
 };

@@ -191,6 +191,37 @@ void CheckContextParallel(const ModelConfig& model, const TrainingConfig& traini
   }
 }
 
+// C43: image tokens need a vision tower, fit in the sequence, and the tower's heads and widths
+// split over TP (its qkv, fc1 and merger fc1 are column-parallel).
+void CheckVision(const ModelConfig& model, const TrainingConfig& training,
+                 ValidationResult& result) {
+  const int64_t tokens = training.batch.vision_tokens_per_sample;
+  if (tokens == 0) return;
+  const VisionConfig& vision = model.vision;
+  if (!vision.Present()) {
+    AddError(
+        result, "C43", {kVisionTokens},
+        fmt::format("--vision-tokens-per-sample {}: {} has no vision tower", tokens, model.name),
+        "drop --vision-tokens-per-sample, or use a Qwen3.5 model");
+    return;
+  }
+  if (tokens > training.batch.seq_length) {
+    AddError(result, "C43", {kVisionTokens, kSeqLength},
+             fmt::format("--vision-tokens-per-sample {}: more than --seq-length {} (image tokens "
+                         "are positions of the text sequence)",
+                         tokens, training.batch.seq_length),
+             "lower --vision-tokens-per-sample or raise --seq-length");
+  }
+  const int64_t t = training.parallel.tensor;
+  if (vision.num_heads % t != 0 || vision.intermediate_size % t != 0 ||
+      vision.hidden_size % vision.num_heads != 0) {
+    AddError(result, "C43", {kVisionTokens, kTp},
+             fmt::format("vision tower: {} heads and MLP width {} do not split over t = {}",
+                         vision.num_heads, vision.intermediate_size, t),
+             "choose --tensor-model-parallel-size dividing both");
+  }
+}
+
 void CheckGdn(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result) {
   if (!model.HasGdn()) return;
   if (!CheckGdnDims(model.gdn, result)) return;

@@ -32,6 +32,7 @@ inline constexpr char kSp[] = "--sequence-parallel";
 inline constexpr char kMbs[] = "--micro-batch-size";
 inline constexpr char kGbs[] = "--global-batch-size";
 inline constexpr char kSeqLength[] = "--seq-length";
+inline constexpr char kVisionTokens[] = "--vision-tokens-per-sample";
 inline constexpr char kMaxPositions[] = "--max-position-embeddings";
 inline constexpr char kMbGroup[] = "--microbatch-group-size-per-virtual-pipeline-stage";
 inline constexpr char kNoP2pOverlap[] = "--no-overlap-p2p-communication";
@@ -131,6 +132,8 @@ void CheckContextParallel(const ModelConfig& model, const TrainingConfig& traini
                           ValidationResult& result);
 // C28-C33: Gated DeltaNet dimensions, head splits, core-version and FP8 rules.
 void CheckGdn(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result);
+void CheckVision(const ModelConfig& model, const TrainingConfig& training,
+                 ValidationResult& result);
 
 // Memory and overlap options (validate_memory.cc).
 // C7 (warning), C37: sequence parallelism and TP communication overlap.

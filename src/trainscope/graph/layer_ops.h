@@ -55,6 +55,11 @@ struct LayerOpContext {
 // Input broadcast of tokens and position ids and the word embedding (layers.py); layer -1.
 [[nodiscard]] std::vector<Op> EmbeddingForward(const LayerOpContext& context);
 [[nodiscard]] std::vector<Op> EmbeddingBackward(const LayerOpContext& context);
+// The vision tower of one micro-batch (first pipeline stage, before the embedding): patch
+// embedding, `depth` ViT blocks and the patch merger over b · vision_tokens_per_sample · m²
+// patches; layer -1. Empty for text-only runs. Backward in reverse order.
+[[nodiscard]] std::vector<Op> VisionForward(const LayerOpContext& context);
+[[nodiscard]] std::vector<Op> VisionBackward(const LayerOpContext& context);
 // Labels / loss-mask broadcast, output layer and vocab-parallel cross-entropy; layer -1.
 [[nodiscard]] std::vector<Op> LmHeadAndLossForward(const LayerOpContext& context);
 [[nodiscard]] std::vector<Op> LmHeadAndLossBackward(const LayerOpContext& context);

@@ -62,6 +62,8 @@ std::string_view FamilyName(OpBlock block) {
       return "lm_head";
     case OpBlock::kMtp:
       return "mtp";
+    case OpBlock::kVision:
+      return "vision";
     case OpBlock::kPipeline:
       return "pp";
     case OpBlock::kDataParallel:

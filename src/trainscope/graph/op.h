@@ -62,6 +62,7 @@ enum class OpBlock {
   kMoeShared,  // the shared expert and its gate
   kLmHead,     // final norm, output layer, cross-entropy
   kMtp,        // MTP embedding, norms, eh_proj and LM head (its decoder layer has its own blocks)
+  kVision,     // the vision tower: patch embedding, ViT blocks, merger
   kPipeline,   // pipeline send / recv
   kDataParallel,        // DDP gradient / parameter buckets over the (dense) DP group
   kExpertDataParallel,  // the same over the expert-DP group

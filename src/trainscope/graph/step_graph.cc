@@ -46,6 +46,7 @@ ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
                        const FsdpOpsByLayer& fsdp) {
   ChunkOps ops;
   const int64_t num_layers = context.model.NumLayers();
+  if (chunk.has_vision) Append(ops.forward, VisionForward(context));
   if (chunk.has_embedding) Append(ops.forward, EmbeddingForward(context));
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
     AppendFsdp(ops.forward, fsdp, chunk.first_layer + i, &FsdpUnitOps::forward_gather);
@@ -73,6 +74,7 @@ ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
     AppendFsdp(ops.backward, fsdp, layer, &FsdpUnitOps::grad_reduce);
   }
   if (chunk.has_embedding) Append(ops.backward, EmbeddingBackward(context));
+  if (chunk.has_vision) Append(ops.backward, VisionBackward(context));
   return ops;
 }
 

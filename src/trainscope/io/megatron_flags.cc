@@ -191,6 +191,8 @@ std::vector<FlagSpec> ParallelFlags() {
           [](R& r) -> std::optional<int64_t>& { return r.training.batch.global_batch_size; }),
       Count({"--seq-length", "--seq"}, kMaxSeqLength,
             [](R& r) -> int64_t& { return r.training.batch.seq_length; }),
+      Count({"--vision-tokens-per-sample"}, kMaxSeqLength,
+            [](R& r) -> int64_t& { return r.training.batch.vision_tokens_per_sample; }),
       OptionalCount({"--microbatch-group-size-per-virtual-pipeline-stage"}, kMaxGlobalBatchSize,
                     [](R& r) -> std::optional<int64_t>& {
                       return r.training.batch.microbatch_group_size_per_vp_stage;
@@ -529,7 +531,10 @@ std::vector<FlagSpec> PlannerFlags() {
        [](R& r, const FlagUse& use) {
          r.plan.objective = ParseEnum(use, use.values.front(), plan::kObjectiveNames);
        }},
-      {{"--top"}, Arity::kOne, false, [](R& r, const FlagUse& use) { r.plan.top = Size(use, kMaxInteger); }},
+      {{"--top"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.plan.top = Size(use, kMaxInteger); }},
       {{"--csv"},
        Arity::kOne,
        false,
@@ -776,6 +781,9 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--micro-batch-size", FlagGroup::kTraining, "N", "micro-batch size b, <= 1e6 (default 1)"},
     {"--global-batch-size", FlagGroup::kTraining, "N", "global batch size, <= 1e9 (default b*d)"},
     {"--seq-length", FlagGroup::kTraining, "N", "sequence length s, <= 1e8 (default 4096)"},
+    {"--vision-tokens-per-sample", FlagGroup::kTraining, "N",
+     "image tokens per sample (after the merger, part of s): the vision tower runs on the first "
+     "stage over N·m² patches; Qwen3.5 only (default 0: text)"},
     {"--microbatch-group-size-per-virtual-pipeline-stage", FlagGroup::kTraining, "N",
      "interleaved schedule group size (default p)"},
     {"--sequence-parallel", FlagGroup::kTraining, "", "sequence parallelism within the TP group"},

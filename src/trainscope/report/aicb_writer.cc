@@ -100,6 +100,8 @@ std::string_view Module(const Op& op) {
                                                         : "Unknown";
     case OpBlock::kMtp:
       return "MultiTokenPrediction";
+    case OpBlock::kVision:
+      return "VisionModel";
     case OpBlock::kPipeline:
       return "PipelineP2P";
     case OpBlock::kFsdp:

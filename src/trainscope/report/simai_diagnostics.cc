@@ -101,7 +101,9 @@ std::vector<std::string> SimAiDiagnostics(const config::TrainingConfig& training
     out.push_back("MTP layers on this stage are not written (their compute and collectives)");
   }
   if (features.has_vision) {
-    out.push_back("the vision tower on this stage is not written");
+    out.push_back(
+        "the vision tower on this stage is not written (SimAI has no rows for it; its compute "
+        "and TP all-reduces are left out)");
   }
   AppendDropped(micro_batch_notes, "micro-batch", out);
   AppendDropped(step_notes, "step", out);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -139,7 +140,11 @@ struct OuterOps {
   std::vector<Op> lm_head;
 };
 
-OuterOps SplitOuterOps(const std::vector<Op>& ops, graph::Phase phase) {
+// The vision tower's ops are left out: SimAI has no rows for them (a diagnostic says so).
+OuterOps SplitOuterOps(const std::vector<Op>& all_ops, graph::Phase phase) {
+  std::vector<Op> ops;
+  std::copy_if(all_ops.begin(), all_ops.end(), std::back_inserter(ops),
+               [](const Op& op) { return op.role.block != OpBlock::kVision; });
   OuterOps out;
   if (phase == graph::Phase::kBackward) {
     for (const Op& op : ops) {
@@ -169,7 +174,8 @@ void AppendChunkRows(Assembly& a, int64_t index, const config::ModelChunk& chunk
     AppendLayerRows(a, index, chunk.first_layer + i, rows);
   }
   a.features.has_mtp = a.features.has_mtp || chunk.num_mtp_layers > 0;
-  a.features.has_vision = a.features.has_vision || chunk.has_vision;
+  a.features.has_vision = a.features.has_vision ||
+                          (chunk.has_vision && a.ops.training.batch.vision_tokens_per_sample > 0);
   if (chunk.has_lm_head) {
     WithPools(a, forward.lm_head, backward.lm_head, {},
               [&](OpPool& f, OpPool& b) { AppendLmHeadRows(f, b, a.block, rows); });
