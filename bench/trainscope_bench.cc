@@ -82,7 +82,7 @@ void BM_SimulateStep397B4096Gpus(benchmark::State& state) {
   options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        sim::SimulateStep(model, training, sim::BindHardwareCosts(training, options)));
+        sim::SimulateStep(model, training, sim::BindHardwareCosts(model, training, options)));
   }
 }
 BENCHMARK(BM_SimulateStep397B4096Gpus)->Arg(1024)->Arg(8192)->Unit(benchmark::kMillisecond);
@@ -106,7 +106,7 @@ void BM_SimulateStepMicroBatches(benchmark::State& state) {
   options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        sim::SimulateStep(model, training, sim::BindHardwareCosts(training, options)));
+        sim::SimulateStep(model, training, sim::BindHardwareCosts(model, training, options)));
   }
   state.counters["micro_batches"] = static_cast<double>(state.range(0));
 }
