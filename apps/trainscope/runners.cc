@@ -199,7 +199,8 @@ CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
                      ": bf16_tflops: the preset has no figure (set it in the cluster file)");
   }
   const config::TrainingConfig& training = c.request.training;
-  const sim::OpCostModel costs = sim::BindHardwareCosts(training, study::CostOptions(study));
+  const sim::OpCostModel costs =
+      sim::BindHardwareCosts(study.model, training, study::CostOptions(study));
   const config::RankMapping mapping(training.parallel);
   const double peak_tflops = study.cluster.gpu.bf16_flops_per_second / kFlopsPerTeraflop;
   const std::string dir = *c.request.output_path + "/";
@@ -245,7 +246,8 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   if (!request.summary && request.format != "json") {
     // Compute columns come from the same cost model as `simulate` (--gpu, --cluster,
     // --calibration, --qwen-gdn-backend).
-    const sim::OpCostModel costs = sim::BindHardwareCosts(training, study::CostOptions(study));
+    const sim::OpCostModel costs =
+        sim::BindHardwareCosts(study.model, training, study::CostOptions(study));
     const report::ExportResult result =
         request.format == "simai"
             ? report::RenderSimAiWorkload(c.model, training, graph, costs.compute_seconds)

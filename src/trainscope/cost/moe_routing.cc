@@ -57,6 +57,22 @@ std::vector<double> ZipfExpertShares(double zipf_exponent, int64_t num_experts, 
   return shares;
 }
 
+std::vector<double> ExpertShares(const RoutingSkew& skew, int64_t num_experts, int64_t top_k) {
+  TRAINSCOPE_CHECK(top_k >= 1 && top_k <= num_experts, "need 1 <= top_k <= num_experts");
+  if (skew.zipf_exponent) return ZipfExpertShares(*skew.zipf_exponent, num_experts, top_k);
+  if (skew.expert_tokens.empty()) return {};
+  if (static_cast<int64_t>(skew.expert_tokens.size()) != num_experts) {
+    throw InputError(fmt::format(
+        "{}: expert histogram: number of experts does not match the model (got {}, expected {})",
+        skew.source, skew.expert_tokens.size(), num_experts));
+  }
+  const double total = std::accumulate(skew.expert_tokens.begin(), skew.expert_tokens.end(), 0.0);
+  TRAINSCOPE_CHECK(total > 0, "expert histogram must have a positive total");
+  std::vector<double> shares;
+  for (const double tokens : skew.expert_tokens) shares.push_back(tokens / total);
+  return shares;
+}
+
 double BusiestRankLoadFactor(const RoutingSkew& skew, int64_t num_experts, int64_t top_k,
                              int64_t expert_parallel) {
   TRAINSCOPE_CHECK(top_k >= 1 && top_k <= num_experts, "need 1 <= top_k <= num_experts");

@@ -35,6 +35,13 @@ struct RoutingSkew {
 [[nodiscard]] std::vector<double> ZipfExpertShares(double zipf_exponent, int64_t num_experts,
                                                    int64_t top_k);
 
+// The share of the token-expert assignments of each expert (expert-id order, summing to 1): the
+// Zipf shares (popularity order = id order), the normalised histogram, or empty for forced
+// balance. Throws InputError naming skew.source when the histogram does not have exactly
+// num_experts entries. Preconditions as BusiestRankLoadFactor.
+[[nodiscard]] std::vector<double> ExpertShares(const RoutingSkew& skew, int64_t num_experts,
+                                               int64_t top_k);
+
 // Tokens on the busiest EP rank / mean tokens per EP rank (>= 1; 1 = balanced). Experts are
 // placed contiguously: rank r holds experts [r·E/ep, (r+1)·E/ep), as Megatron assigns local
 // experts. For a Zipf skew the experts are in popularity order, so rank 0 holds the most popular
