@@ -529,7 +529,10 @@ std::vector<FlagSpec> PlannerFlags() {
        [](R& r, const FlagUse& use) {
          r.plan.objective = ParseEnum(use, use.values.front(), plan::kObjectiveNames);
        }},
-      {{"--top"}, Arity::kOne, false, [](R& r, const FlagUse& use) { r.plan.top = Size(use, kMaxInteger); }},
+      {{"--top"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.plan.top = Size(use, kMaxInteger); }},
       {{"--csv"},
        Arity::kOne,
        false,
@@ -725,8 +728,8 @@ constexpr FlagDoc kFlagDocs[] = {
      "NCCL buffers per communicator, MiB, 0.001..1e6 (default 128)"},
     {"--memory-fragmentation", FlagGroup::kMemory, "F",
      "allocator reserve over allocated bytes, 0.001 <= F < 1 (default 0.1)"},
-    {"--moe-routing-skew", FlagGroup::kMemory, "S|FILE",
-     "Zipf exponent or per-expert token histogram (default balanced)"},
+    {"--moe-routing-skew", FlagGroup::kMemory, "S|FILE|load=F",
+     "Zipf exponent, per-expert token histogram or busiest-rank load factor (default balanced)"},
     {"--calibration", FlagGroup::kCostModel, "FILE",
      "JSON overriding kernel efficiencies and link constants"},
     {"--qwen-gdn-backend", FlagGroup::kCostModel, "fla|flashqla",

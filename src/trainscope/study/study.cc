@@ -59,7 +59,8 @@ sim::HardwareCostOptions CostOptions(const Study& study) {
   options.flex = study.flex_dispatch;
   if (study.routing_skew && study.model.HasMoe()) {
     options.expert_shares =
-        cost::ExpertShares(*study.routing_skew, study.model.moe.num_experts, study.model.moe.top_k);
+        cost::ExpertShares(*study.routing_skew, study.model.moe.num_experts, study.model.moe.top_k,
+                           study.training.parallel.expert);
   }
   const sim::CommGuardMode mode = study.comm_guard.mode;
   if (mode != sim::CommGuardMode::kOff) {
