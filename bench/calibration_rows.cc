@@ -86,7 +86,10 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
   const bool interleaved_label =
       std::any_of(row.qualifiers.begin(), row.qualifiers.end(),
                   [](const std::string& q) { return q.rfind("vp:", 0) == 0; });
-  if (!row.vp && interleaved_label) {
+  if (const std::optional<int64_t> vpp = NumberAfter(row.notes, "VPP"); !row.vp && vpp) {
+    t.parallel.virtual_stages = *vpp;
+    assumptions.push_back(fmt::format("vp={} from the notes", *vpp));
+  } else if (!row.vp && interleaved_label) {
     t.parallel.virtual_stages = 2;
     assumptions.push_back("vp=2 for 'interleaved'");
   }
@@ -120,7 +123,13 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     assumptions.push_back("FSDP as Megatron-FSDP optim_grads_params");
   }
   if (model.HasMoe()) {
-    t.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+    // Rows that name DeepEP or HybridEP ran Megatron's flex dispatcher; the others the alltoall
+    // dispatcher of the Megatron-Bridge performance recipes.
+    const std::string notes = Lower(row.notes);
+    const bool flex =
+        Contains(notes, "deepep") || Contains(notes, "hybridep") || Contains(notes, "hybrid-ep");
+    t.moe.dispatcher = flex ? config::TokenDispatcher::kFlex : config::TokenDispatcher::kAllToAll;
+    if (flex) assumptions.push_back("flex dispatcher (DeepEP / HybridEP in the notes)");
     t.moe.grouped_gemm = true;
   }
   SetRecompute(Lower(row.notes), t.recompute, assumptions);
@@ -172,6 +181,11 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   t.data_parallel.overlap_grad_reduce = true;
   t.data_parallel.overlap_param_gather = true;
   t.overlap.tp_comm_overlap = t.sequence_parallel && c.source_family == "megatron-bridge";
+  const std::string notes = Lower(row.notes);
+  if (c.model.HasMoe() && (Contains(notes, "ep overlap") || Contains(notes, "a2a overlap"))) {
+    t.moe.overlap_expert_parallel_comm = true;  // --overlap-moe-expert-parallel-comm
+    c.assumptions.push_back("EP A2A overlap from the notes");
+  }
   if (const std::optional<config::Fp8Recipe> recipe = Fp8RecipeOf(precision)) {
     t.precision.fp8 = config::Fp8Format::kHybrid;
     t.precision.fp8_recipe = *recipe;

@@ -8,7 +8,10 @@
 // whether the measured best is in the simulated top 3 (the planner's accuracy, docs/plan.md).
 // Asserts nothing (accuracy is reported, not tested).
 //
-// Usage: trainscope_step_calibration [CSV] [--calibration FILE]
+// --with-tflops-rows adds the rows that publish only TFLOP/s (tokens/s through Megatron's FLOPs
+// per token), such as Megatron-LM's MoE recipes with DeepEP / HybridEP and EP overlap.
+//
+// Usage: trainscope_step_calibration [CSV] [--calibration FILE] [--with-tflops-rows]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -115,9 +118,12 @@ void PrintRankAccuracy(const std::vector<bench::RowResult>& results) {
 int Run(int argc, char** argv) {
   std::string csv = TRAINSCOPE_CALIBRATION_CSV;
   bench::Efficiencies efficiencies;
+  bool with_tflops_rows = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--calibration" && i + 1 < argc) {
+    if (arg == "--with-tflops-rows") {
+      with_tflops_rows = true;
+    } else if (arg == "--calibration" && i + 1 < argc) {
       const io::CalibrationOverrides overrides = io::LoadCalibrationFile(argv[++i]);
       efficiencies.compute = io::ApplyCalibration(overrides, efficiencies.compute);
       efficiencies.links = io::ApplyCalibration(overrides, efficiencies.links);
@@ -125,7 +131,7 @@ int Run(int argc, char** argv) {
       csv = arg;
     }
   }
-  const bench::CaseSet set = bench::LoadCases(csv);
+  const bench::CaseSet set = bench::LoadCases(csv, with_tflops_rows);
   const std::vector<bench::RowResult> results = bench::Evaluate(set.cases, efficiencies);
   fmt::print("{:>5} {:<18} {:<10} {:<42} {:<10} {:>9} {:>9} {:>7}  {:>7} {:>7} {:>7}\n", "line",
              "model", "gpu", "layout", "precision", "tok/s", "pred", "err", "TFLOP/s", "pred",
@@ -170,6 +176,14 @@ int Run(int argc, char** argv) {
   for (const auto& [gpu, rows] : by_gpu) {
     fmt::print("  {:<16} {:5.1f}% over {} rows\n", gpu, 100 * bench::MeanAbsoluteError(rows),
                rows.size());
+  }
+  std::map<std::string, std::vector<bench::RowResult>> by_dispatcher;
+  for (const bench::RowResult& r : results) {
+    by_dispatcher[bench::DispatcherOf(*r.calibration_case)].push_back(r);
+  }
+  for (const auto& [dispatcher, rows] : by_dispatcher) {
+    fmt::print("  {:<16} {:5.1f}% over {} rows\n", "dispatcher " + dispatcher,
+               100 * bench::MeanAbsoluteError(rows), rows.size());
   }
   if (flops_rows > 0) {
     fmt::print("MAPE TFLOP/s/GPU (rows with matching FLOPs convention): {:.1f}% over {} rows\n",

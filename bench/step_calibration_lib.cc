@@ -32,13 +32,25 @@ std::string ConfigKey(const CalibrationCase& c) {
 
 }  // namespace
 
-CaseSet LoadCases(const std::string& csv_path) {
+CaseSet LoadCases(const std::string& csv_path, bool with_tflops_rows) {
   CaseSet set;
   for (const io::CalibrationRow& row : io::LoadCalibrationCsv(csv_path)) {
-    if (!row.tokens_per_second_per_gpu) continue;
+    if (!row.tokens_per_second_per_gpu && !(with_tflops_rows && row.flops_per_second_per_gpu)) {
+      continue;
+    }
     CaseOrSkip built = BuildCase(row);
     if (built.calibration_case) {
-      set.cases.push_back(std::move(*built.calibration_case));
+      CalibrationCase& c = *built.calibration_case;
+      if (!c.row.tokens_per_second_per_gpu) {
+        // Only TFLOP/s published (Megatron-LM's MoE recipes): tokens/s through Megatron's FLOPs
+        // per token for this layout (num_floating_point_operations).
+        const sim::StepMetrics unit = sim::ComputeStepMetrics(c.model, c.training, 1.0, 1.0);
+        c.row.tokens_per_second_per_gpu = *c.row.flops_per_second_per_gpu *
+                                          unit.tokens_per_second_per_gpu /
+                                          unit.model_flops_per_second_per_gpu;
+        c.assumptions.push_back("tokens/s from TFLOP/s by Megatron's FLOPs per token");
+      }
+      set.cases.push_back(std::move(c));
     } else if (PresetFor(row.model)) {
       set.skipped.push_back(
           fmt::format("line {} ({}, {}): {}", row.line, row.model, row.gpu, built.skip_reason));
@@ -100,6 +112,11 @@ std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
     results.push_back({&c, it->second.first, it->second.second, it->second.first / measured - 1});
   }
   return results;
+}
+
+std::string DispatcherOf(const CalibrationCase& c) {
+  if (!c.model.HasMoe()) return "dense";
+  return config::ToString(c.training.moe.dispatcher);
 }
 
 double MeanAbsoluteError(const std::vector<RowResult>& results,

@@ -28,12 +28,14 @@ struct RowResult {
 };
 
 // Every row of the CSV that trainscope can express, de-duplicated configurations shared, and the
-// skipped rows with their reasons ("line N: reason").
+// skipped rows with their reasons ("line N: reason"). Rows that publish only TFLOP/s are included
+// with `with_tflops_rows`, their tokens/s derived through Megatron's FLOPs per token (reported,
+// never fitted).
 struct CaseSet {
   std::vector<CalibrationCase> cases;
   std::vector<std::string> skipped;
 };
-[[nodiscard]] CaseSet LoadCases(const std::string& csv_path);
+[[nodiscard]] CaseSet LoadCases(const std::string& csv_path, bool with_tflops_rows = false);
 
 // Simulates every case (identical configurations once) on its GPU's default cluster. With
 // `extrapolate`, steps with more than 4p micro-batches are simulated at 2p and 4p micro-batches
@@ -42,6 +44,9 @@ struct CaseSet {
 [[nodiscard]] std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
                                               const Efficiencies& efficiencies,
                                               bool extrapolate = false);
+
+// "dense" for a model without MoE layers, else the token dispatcher ("alltoall", "flex", ...).
+[[nodiscard]] std::string DispatcherOf(const CalibrationCase& c);
 
 // Mean absolute error fraction of the results whose source family is in `families` (all when
 // empty).

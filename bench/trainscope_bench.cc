@@ -86,7 +86,7 @@ void BM_SimulateStep397B4096Gpus(benchmark::State& state) {
   options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        sim::SimulateStep(model, training, sim::BindHardwareCosts(training, options)));
+        sim::SimulateStep(model, training, sim::BindHardwareCosts(model, training, options)));
   }
 }
 BENCHMARK(BM_SimulateStep397B4096Gpus)->Arg(1024)->Arg(8192)->Unit(benchmark::kMillisecond);
@@ -110,7 +110,7 @@ void BM_SimulateStepMicroBatches(benchmark::State& state) {
   options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        sim::SimulateStep(model, training, sim::BindHardwareCosts(training, options)));
+        sim::SimulateStep(model, training, sim::BindHardwareCosts(model, training, options)));
   }
   state.counters["micro_batches"] = static_cast<double>(state.range(0));
 }
@@ -142,7 +142,7 @@ void BM_ChakraExport397B4096Gpus(benchmark::State& state) {
   const config::RankMapping mapping(training.parallel);
   sim::HardwareCostOptions options;
   options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
-  const sim::OpCostModel costs = sim::BindHardwareCosts(training, options);
+  const sim::OpCostModel costs = sim::BindHardwareCosts(model, training, options);
   const double peak_tflops = options.cluster.gpu.bf16_flops_per_second / 1e12;
   double total_bytes = 0;
   double largest_bytes = 0;

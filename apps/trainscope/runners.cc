@@ -218,7 +218,7 @@ CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
       EtInputs{.model = c.model,
                .training = training,
                .mapping = config::RankMapping(training.parallel),
-               .costs = sim::BindHardwareCosts(training, study::CostOptions(study)),
+               .costs = sim::BindHardwareCosts(study.model, training, study::CostOptions(study)),
                .peak_tflops = study.cluster.gpu.bf16_flops_per_second / kFlopsPerTeraflop});
   const std::string dir = *c.request.output_path + "/";
   CommandOutput out = Output("", c.notes);
@@ -265,7 +265,8 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   if (!request.summary && request.format != "json") {
     // Compute columns come from the same cost model as `simulate` (--gpu, --cluster,
     // --calibration, --qwen-gdn-backend).
-    const sim::OpCostModel costs = sim::BindHardwareCosts(training, study::CostOptions(study));
+    const sim::OpCostModel costs =
+        sim::BindHardwareCosts(study.model, training, study::CostOptions(study));
     const report::ExportResult result =
         request.format == "simai"
             ? report::RenderSimAiWorkload(c.model, training, graph, costs.compute_seconds)

@@ -47,6 +47,25 @@ TEST(MoeRoutingTest, ZipfSharesAreCappedAtOneOverTopK) {
   EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(RoutingSkew{.zipf_exponent = 2.0}, 4, 2, 2), 97.0 / 61);
 }
 
+TEST(MoeRoutingTest, DirectLoadFactorIsReturnedAsGiven) {
+  EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(RoutingSkew{.load_factor = 1.5}, 4, 1, 2), 1.5);
+}
+
+TEST(MoeRoutingTest, DirectLoadFactorSharesLoadRankZero) {
+  // E = 4, k = 1, ep = 2, F = 1.5: rank 0 (experts 0, 1) holds 1.5/2 = 3/4 of the assignments,
+  // 3/8 each; experts 2 and 3 share 1/4, 1/8 each. Those shares give the same factor back.
+  const std::vector<double> shares = ExpertShares(RoutingSkew{.load_factor = 1.5}, 4, 1, 2);
+  EXPECT_EQ(shares, (std::vector<double>{0.375, 0.375, 0.125, 0.125}));
+  EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(RoutingSkew{.expert_tokens = shares}, 4, 1, 2), 1.5);
+}
+
+TEST(MoeRoutingTest, DirectLoadFactorBeyondTheLayoutNamesTheFlag) {
+  // E = 4, k = 2, ep = 2: a rank's 2 experts receive at most 2 · 1/2 = all tokens, factor <= 2.
+  EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(RoutingSkew{.load_factor = 2.0}, 4, 2, 2), 2.0);
+  EXPECT_THAT([] { (void)BusiestRankLoadFactor(RoutingSkew{.load_factor = 2.5}, 4, 2, 2); },
+              testing::ThrowsMessage<InputError>(testing::HasSubstr("--moe-routing-skew")));
+}
+
 TEST(MoeRoutingTest, ZipfExponentZeroIsBalanced) {
   EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(RoutingSkew{.zipf_exponent = 0.0}, 64, 8, 8), 1.0);
 }

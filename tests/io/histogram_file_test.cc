@@ -70,6 +70,20 @@ TEST(HistogramFileTest, RoutingSkewNegativeExponentNamesTheFlag) {
               ThrowsMessage<InputError>(HasSubstr("--routing")));
 }
 
+TEST(HistogramFileTest, RoutingSkewLoadIsTheFactorGivenDirectly) {
+  const cost::RoutingSkew skew = ParseRoutingSkew("load=1.3");
+  EXPECT_EQ(skew.load_factor, 1.3);
+  EXPECT_FALSE(skew.zipf_exponent.has_value());
+  EXPECT_TRUE(skew.expert_tokens.empty());
+}
+
+TEST(HistogramFileTest, RoutingSkewLoadBelowOneNamesTheFlag) {
+  EXPECT_THAT([] { (void)ParseRoutingSkew("load=0.5"); },
+              ThrowsMessage<UsageError>(HasSubstr("--moe-routing-skew")));
+  EXPECT_THAT([] { (void)ParseRoutingSkew("load=x"); },
+              ThrowsMessage<UsageError>(HasSubstr("--moe-routing-skew")));
+}
+
 TEST(HistogramFileTest, RoutingSkewPathLoadsTheHistogram) {
   const std::string path = kDataDir + "/expert_histogram.csv";
   const cost::RoutingSkew skew = ParseRoutingSkew(path);

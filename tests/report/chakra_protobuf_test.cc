@@ -59,7 +59,7 @@ std::string Render(const testing::ExportCase& c, int64_t rank) {
   EXPECT_TRUE(config::Validate(c.model, c.training).ok());
   sim::HardwareCostOptions options;
   options.cluster = io::ResolveCluster(io::ClusterInputs{});
-  const sim::OpCostModel costs = sim::BindHardwareCosts(c.training, options);
+  const sim::OpCostModel costs = sim::BindHardwareCosts(c.model, c.training, options);
   return RenderChakraEt(graph::BuildStepGraph(c.model, c.training, rank), c.training,
                         config::RankMapping(c.training.parallel), costs.compute_seconds,
                         kPeakTflops);

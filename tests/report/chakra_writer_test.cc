@@ -128,7 +128,7 @@ Written Write(const testing::ExportCase& c, int64_t rank) {
   Written w{graph::BuildStepGraph(c.model, c.training, rank), {}, {}};
   sim::HardwareCostOptions options;
   options.cluster = io::ResolveCluster(io::ClusterInputs{});
-  w.costs = sim::BindHardwareCosts(c.training, options);
+  w.costs = sim::BindHardwareCosts(c.model, c.training, options);
   const config::RankMapping mapping(c.training.parallel);
   w.et = Decode(RenderChakraEt(w.graph, c.training, mapping, w.costs.compute_seconds, kPeakTflops));
   return w;
@@ -307,7 +307,7 @@ TEST(ChakraWriterTest, IsByteIdenticalAcrossRuns) {
   const config::RankMapping mapping(c.training.parallel);
   sim::HardwareCostOptions options;
   options.cluster = io::ResolveCluster(io::ClusterInputs{});
-  const sim::OpCostModel costs = sim::BindHardwareCosts(c.training, options);
+  const sim::OpCostModel costs = sim::BindHardwareCosts(c.model, c.training, options);
   EXPECT_EQ(RenderChakraEt(graph, c.training, mapping, costs.compute_seconds, kPeakTflops),
             RenderChakraEt(graph, c.training, mapping, costs.compute_seconds, kPeakTflops));
 }

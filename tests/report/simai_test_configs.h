@@ -74,7 +74,7 @@ inline report::ExportResult RenderSimAi(const ExportCase& c, int64_t rank = 0,
   const graph::StepGraph graph = graph::BuildStepGraph(c.model, c.training, rank);
   sim::HardwareCostOptions options;
   options.cluster = io::ResolveCluster(io::ClusterInputs{.gpu = std::move(gpu)});
-  const sim::OpCostModel costs = sim::BindHardwareCosts(c.training, options);
+  const sim::OpCostModel costs = sim::BindHardwareCosts(c.model, c.training, options);
   return report::RenderSimAiWorkload(c.model, c.training, graph, costs.compute_seconds);
 }
 

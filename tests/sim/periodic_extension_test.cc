@@ -29,7 +29,7 @@ struct Pair {
 Pair Simulate(const config::ModelConfig& model, const config::TrainingConfig& training) {
   HardwareCostOptions options;
   options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
-  const OpCostModel costs = BindHardwareCosts(training, options);
+  const OpCostModel costs = BindHardwareCosts(model, training, options);
   SimulationOptions full_options;
   full_options.extend_periodically = false;
   return {SimulateStep(model, training, costs), SimulateStep(model, training, costs, full_options)};

@@ -168,6 +168,40 @@ TEST(StepSimulatorTest, MoeOverlapsHideExpertParallelExchanges) {
   EXPECT_LT(SimulateStep(model, a2a, LinearCosts(), no_interference).step_seconds, base);
 }
 
+TEST(StepSimulatorTest, ExpertParallelOverlapPairsAForwardWithABackward) {
+  // Qwen3-30B-A3B, one layer, EP 2, alltoall, two micro-batches, no pipeline: the passes run
+  // F0 B0 F1 B1 and pair as (F0, B0), (F1, B1) (Megatron-Core combined_1f1b). Only the expert
+  // fc1 forward GEMM (10 ms) and the EP all-to-alls (1 ms each: tokens, probs and combine
+  // forward, their three gradients backward) take time.
+  // Without overlap a micro-batch takes 3 + 10 + 3 = 16 ms: 32 ms.
+  // With it, no compute waits for an exchange: F's dispatch runs 0-2 ms beside fc1 (0-10), its
+  // combine 10-11 after fc2; B's three exchanges queue behind it on the EP stream, 11-14, and
+  // B's last compute op waits for them: 14 ms per pair, 28 ms.
+  config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  model.layers.resize(1);
+  config::TrainingConfig training = Training(1, 1, 2, 2);
+  training.parallel.expert = 2;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.moe.grouped_gemm = true;
+  const OpCostModel costs{
+      .compute_seconds =
+          [](const graph::Op& op) {
+            return op.name == "moe.experts.linear_fc1" && op.role.pass == graph::OpPass::kForward
+                       ? 10 * kMs
+                       : 0.0;
+          },
+      .comm_cost =
+          [](const graph::Op& op, int64_t) {
+            const bool exchange =
+                op.collective == graph::Collective::kAllToAll && op.group == config::GroupKind::kEp;
+            return CommCost{.seconds = exchange ? kMs : 0.0};
+          }};
+  const SimulationOptions no_interference{.interference_fraction = 0};
+  EXPECT_NEAR(SimulateStep(model, training, costs, no_interference).step_seconds, 32 * kMs, 1e-12);
+  training.moe.overlap_expert_parallel_comm = true;
+  EXPECT_NEAR(SimulateStep(model, training, costs, no_interference).step_seconds, 28 * kMs, 1e-12);
+}
+
 TEST(StepSimulatorTest, DeterministicAcrossRuns) {
   config::TrainingConfig training = Training(2, 2, 2, 8);
   training.parallel.virtual_stages = 2;

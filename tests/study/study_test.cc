@@ -26,7 +26,7 @@ TEST(StudyTest, MatchesTheSimulatorAndMemoryModelCalledDirectly) {
   sim::HardwareCostOptions options;
   options.cluster = study.cluster;
   const sim::StepSimulation direct = sim::SimulateStep(
-      study.model, study.training, sim::BindHardwareCosts(study.training, options));
+      study.model, study.training, sim::BindHardwareCosts(study.model, study.training, options));
   EXPECT_EQ(result.simulation.step_seconds, direct.step_seconds);
   EXPECT_EQ(result.memory, cost::EstimateMemory(study.model, study.training, {}));
   // tokens/s/GPU = GBS · s / step / W (the definition in sim/step_metrics.h).

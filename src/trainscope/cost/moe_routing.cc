@@ -28,6 +28,21 @@ double LoadFactorOfShares(const std::vector<double>& shares, int64_t expert_para
   return std::max(1.0, static_cast<double>(expert_parallel) * busiest / total);
 }
 
+// A direct load factor checked against the most one rank can receive.
+double CheckedDirectFactor(double factor, int64_t num_experts, int64_t top_k,
+                           int64_t expert_parallel) {
+  const double ep = static_cast<double>(expert_parallel);
+  const double per_rank = static_cast<double>(num_experts) / ep;
+  const double most = ep * std::min(1.0, per_rank / static_cast<double>(top_k));
+  if (!(factor >= 1) || factor > most * (1 + 1e-12)) {
+    throw InputError(fmt::format(
+        "--moe-routing-skew: load factor out of range for this layout (got {}, expected 1 to {} "
+        "= ep · min(1, experts per rank / top-k))",
+        factor, most));
+  }
+  return factor;
+}
+
 }  // namespace
 
 std::vector<double> ZipfExpertShares(double zipf_exponent, int64_t num_experts, int64_t top_k) {
@@ -57,6 +72,35 @@ std::vector<double> ZipfExpertShares(double zipf_exponent, int64_t num_experts, 
   return shares;
 }
 
+std::vector<double> ExpertShares(const RoutingSkew& skew, int64_t num_experts, int64_t top_k,
+                                 int64_t expert_parallel) {
+  TRAINSCOPE_CHECK(top_k >= 1 && top_k <= num_experts, "need 1 <= top_k <= num_experts");
+  if (skew.zipf_exponent) return ZipfExpertShares(*skew.zipf_exponent, num_experts, top_k);
+  if (skew.load_factor) {
+    const double factor =
+        CheckedDirectFactor(*skew.load_factor, num_experts, top_k, expert_parallel);
+    const int64_t local = num_experts / expert_parallel;
+    const double hot = factor / static_cast<double>(expert_parallel);
+    std::vector<double> shares(
+        static_cast<size_t>(num_experts),
+        expert_parallel == 1 ? 0.0 : (1 - hot) / static_cast<double>(num_experts - local));
+    for (int64_t i = 0; i < local; ++i)
+      shares[static_cast<size_t>(i)] = hot / static_cast<double>(local);
+    return shares;
+  }
+  if (skew.expert_tokens.empty()) return {};
+  if (static_cast<int64_t>(skew.expert_tokens.size()) != num_experts) {
+    throw InputError(fmt::format(
+        "{}: expert histogram: number of experts does not match the model (got {}, expected {})",
+        skew.source, skew.expert_tokens.size(), num_experts));
+  }
+  const double total = std::accumulate(skew.expert_tokens.begin(), skew.expert_tokens.end(), 0.0);
+  TRAINSCOPE_CHECK(total > 0, "expert histogram must have a positive total");
+  std::vector<double> shares;
+  for (const double tokens : skew.expert_tokens) shares.push_back(tokens / total);
+  return shares;
+}
+
 double BusiestRankLoadFactor(const RoutingSkew& skew, int64_t num_experts, int64_t top_k,
                              int64_t expert_parallel) {
   TRAINSCOPE_CHECK(top_k >= 1 && top_k <= num_experts, "need 1 <= top_k <= num_experts");
@@ -67,6 +111,9 @@ double BusiestRankLoadFactor(const RoutingSkew& skew, int64_t num_experts, int64
   if (skew.zipf_exponent) {
     return LoadFactorOfShares(ZipfExpertShares(*skew.zipf_exponent, num_experts, top_k),
                               expert_parallel);
+  }
+  if (skew.load_factor) {
+    return CheckedDirectFactor(*skew.load_factor, num_experts, top_k, expert_parallel);
   }
   if (skew.expert_tokens.empty()) return 1.0;
   if (static_cast<int64_t>(skew.expert_tokens.size()) != num_experts) {

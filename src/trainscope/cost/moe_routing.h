@@ -13,7 +13,7 @@
 
 namespace trainscope::cost {
 
-// At most one of the two is set; neither means forced balance (every expert gets the same number
+// At most one of the three is set; none means forced balance (every expert gets the same number
 // of tokens, Megatron's --moe-router-force-load-balancing and the graph's default).
 struct RoutingSkew {
   // Zipf exponent s >= 0: expert i (in popularity order, i = 0 most popular) receives a share
@@ -21,6 +21,8 @@ struct RoutingSkew {
   std::optional<double> zipf_exponent;
   // Measured token-expert assignments per expert, index = expert id, each >= 0, total > 0.
   std::vector<double> expert_tokens;
+  // Tokens on the busiest EP rank / mean, given directly (>= 1): --moe-routing-skew load=F.
+  std::optional<double> load_factor;
   // Where expert_tokens came from (a file path), named in errors; empty otherwise.
   std::string source;
   friend bool operator==(const RoutingSkew&, const RoutingSkew&) = default;
@@ -35,12 +37,23 @@ struct RoutingSkew {
 [[nodiscard]] std::vector<double> ZipfExpertShares(double zipf_exponent, int64_t num_experts,
                                                    int64_t top_k);
 
+// The share of the token-expert assignments of each expert (expert-id order, summing to 1): the
+// Zipf shares (popularity order = id order), the normalised histogram, for a direct load factor F
+// the experts of EP rank 0 sharing F/ep evenly and the others the rest evenly, or empty for
+// forced balance. Throws InputError naming skew.source when the histogram does not have exactly
+// num_experts entries. Preconditions as BusiestRankLoadFactor.
+[[nodiscard]] std::vector<double> ExpertShares(const RoutingSkew& skew, int64_t num_experts,
+                                               int64_t top_k, int64_t expert_parallel);
+
 // Tokens on the busiest EP rank / mean tokens per EP rank (>= 1; 1 = balanced). Experts are
 // placed contiguously: rank r holds experts [r·E/ep, (r+1)·E/ep), as Megatron assigns local
 // experts. For a Zipf skew the experts are in popularity order, so rank 0 holds the most popular
 // ones (the pessimistic placement for that exponent); for a histogram the expert ids are the
-// file's order. The factor is ep · max_r Σ_{i on r} p_i. Throws InputError naming skew.source
-// when the histogram does not have exactly num_experts entries. Preconditions (checked):
+// file's order. The factor is ep · max_r Σ_{i on r} p_i; a direct load factor is returned as
+// given. Throws InputError naming skew.source when the histogram does not have exactly
+// num_experts entries, and naming --moe-routing-skew when a direct factor exceeds what the
+// layout allows: ep · min(1, (E/ep)/k) (a rank receives at most every token, each of its experts
+// at most 1/k of the assignments). Preconditions (checked):
 // 1 <= top_k <= num_experts, 1 <= expert_parallel <= num_experts, zipf_exponent >= 0, histogram
 // entries >= 0 with a positive total.
 [[nodiscard]] double BusiestRankLoadFactor(const RoutingSkew& skew, int64_t num_experts,

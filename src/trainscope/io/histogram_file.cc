@@ -197,6 +197,15 @@ std::vector<double> LoadExpertHistogramFile(const std::string& path) {
 
 cost::RoutingSkew ParseRoutingSkew(const std::string& value, std::string_view flag) {
   cost::RoutingSkew skew;
+  if (value.starts_with("load=")) {
+    const std::optional<double> factor = ParseNumber(value.substr(5));
+    if (!factor || !(*factor >= 1) || *factor > 1e6) {
+      throw UsageError(fmt::format(
+          "{}: load factor must be a number >= 1 (got {}, expected load=F, F >= 1)", flag, value));
+    }
+    skew.load_factor = *factor;
+    return skew;
+  }
   if (const std::optional<double> exponent = ParseNumber(value)) {
     if (*exponent < 0) {
       throw InputError(fmt::format(

@@ -24,8 +24,9 @@ namespace trainscope::io {
                                                        const std::string& source);
 [[nodiscard]] std::vector<double> LoadExpertHistogramFile(const std::string& path);
 
-// The value of the routing-skew flag: a number is a Zipf exponent (finite, >= 0); anything else
-// is the path of an expert histogram file (ParseExpertHistogram), recorded in skew.source. The
+// The value of the routing-skew flag: "load=F" is the busiest-rank load factor given directly
+// (F >= 1, else UsageError naming the flag); a number is a Zipf exponent (finite, >= 0); anything
+// else is the path of an expert histogram file (ParseExpertHistogram), recorded in skew.source. The
 // histogram's size is checked against the model by cost::BusiestRankLoadFactor. Throws
 // InputError naming `flag` for a bad exponent, or naming the file for a bad file.
 [[nodiscard]] cost::RoutingSkew ParseRoutingSkew(const std::string& value,

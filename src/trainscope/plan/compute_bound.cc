@@ -19,7 +19,7 @@ class Pricer {
   explicit Pricer(const study::Study& study)
       : study_(study),
         context_(graph::MakeLayerOpContext(study.model, study.training)),
-        costs_(sim::BindHardwareCosts(study.training, study::CostOptions(study))) {}
+        costs_(sim::BindHardwareCosts(study.model, study.training, study::CostOptions(study))) {}
 
   // Every kind of decoder layer of the model (with and without full recompute when the
   // configuration uses it), the embedding, the LM head and the MTP layers.

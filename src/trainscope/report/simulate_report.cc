@@ -62,7 +62,9 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
                       {"end_s", sim.lanes[i].end_seconds},
                       {"compute_s", b.total_compute_seconds},
                       {"exposed_comm_s", b.total_exposed_comm_seconds},
-                      {"bubble_s", b.bubble_seconds}});
+                      {"bubble_s", b.bubble_seconds},
+                      {"compute_by_family_s", SecondsMap(b.compute_seconds)},
+                      {"exposed_comm_by_group_s", SecondsMap(b.exposed_comm_seconds)}});
   }
   Json critical = Json::array();
   for (const sim::CriticalPathShare& share : sim.critical_path) {
@@ -129,8 +131,7 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
       "{} on {} x {} (TP{} PP{} VPP{} CP{} EP{} ETP{} DP{}), {} micro-batches of {} x {} "
       "tokens\n\n",
       study.model.name, p.world_size, study.cluster.gpu.name, p.tensor, p.pipeline,
-      p.virtual_stages, p.context, p.expert, p.ExpertTensor(), p.Data(),
-      sim.num_micro_batches,
+      p.virtual_stages, p.context, p.expert, p.ExpertTensor(), p.Data(), sim.num_micro_batches,
       study.training.batch.micro_batch_size, study.training.batch.seq_length);
   out += fmt::format("  step time             {}\n", Ms(m.step_seconds));
   out += fmt::format("  tokens/s/GPU          {:.1f}\n", m.tokens_per_second_per_gpu);
@@ -170,13 +171,18 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
                        Ms(share.seconds), Percent(share.seconds, m.step_seconds));
   }
   out += fmt::format("\nStages (busiest: pp{})\n", sim.busiest_pipeline_rank);
-  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}\n", "pp", "rank", "finishes", "compute",
-                     "exposed comm", "idle");
+  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}  {}\n", "pp", "rank", "finishes",
+                     "compute", "exposed comm", "idle", "exposed comm by group");
   for (size_t i = 0; i < sim.lanes.size(); ++i) {
     const sim::Breakdown& s = sim.stage_breakdowns[i];
-    out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}\n", sim.lanes[i].pipeline_rank,
+    std::string groups;
+    for (const auto& [group, seconds] : s.exposed_comm_seconds) {
+      groups.append(groups.empty() ? "" : ", ").append(group).append(" ").append(Ms(seconds));
+    }
+    out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}  {}\n", sim.lanes[i].pipeline_rank,
                        sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds), Ms(s.total_compute_seconds),
-                       Ms(s.total_exposed_comm_seconds), Ms(s.bubble_seconds));
+                       Ms(s.total_exposed_comm_seconds), Ms(s.bubble_seconds),
+                       groups.empty() ? "-" : groups);
   }
   if (result.sequence_packing) {
     const study::SequencePackingResult& s = *result.sequence_packing;

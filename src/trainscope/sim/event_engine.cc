@@ -141,7 +141,9 @@ class Engine {
       const double remaining = result_.end_seconds[static_cast<size_t>(other)] - now_;
       if (remaining <= 0) continue;
       if (!node.comm && running.comm && running.base_seconds > 0) {
-        slowed = std::max(slowed, seconds * (1 + options_.interference_fraction));
+        const double fraction = running.interference_fraction >= 0 ? running.interference_fraction
+                                                                   : options_.interference_fraction;
+        slowed = std::max(slowed, seconds * (1 + fraction));
       } else if (node.comm && running.comm && running.link == node.link) {
         // Both share the link for min(seconds, remaining): that part takes twice as long.
         slowed += std::min(seconds, remaining);

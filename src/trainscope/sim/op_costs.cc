@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trainscope/config/rank_mapping.h"
+#include "trainscope/error.h"
 
 namespace trainscope::sim {
 namespace {
@@ -20,6 +21,20 @@ class PlacementCache {
  public:
   PlacementCache(const config::TrainingConfig& training, const config::ClusterSpec& cluster)
       : mapping_(training.parallel), cluster_(cluster) {}
+
+  // NVLink domain of each rank of `rank`'s tp_ep group, in group order.
+  const std::vector<int64_t>& TpEpDomains(int64_t rank) {
+    auto it = tp_ep_domains_.find(rank);
+    if (it == tp_ep_domains_.end()) {
+      std::vector<int64_t> domains;
+      for (const int64_t r : mapping_.GroupOf(GroupKind::kTpEp, rank)) {
+        domains.push_back(r / cluster_.nvlink_domain_gpus);
+      }
+      if (domains.empty()) domains = {rank / cluster_.nvlink_domain_gpus};
+      it = tp_ep_domains_.emplace(rank, std::move(domains)).first;
+    }
+    return it->second;
+  }
 
   const cost::GroupPlacement& Of(const Op& op, int64_t rank) {
     const bool p2p = op.collective == Collective::kSend || op.collective == Collective::kRecv;
@@ -52,7 +67,64 @@ class PlacementCache {
   const config::ClusterSpec& cluster_;
   std::map<std::pair<GroupKind, int64_t>, cost::GroupPlacement> groups_;
   std::map<std::pair<int64_t, int64_t>, cost::GroupPlacement> pairs_;
+  std::map<int64_t, std::vector<int64_t>> tp_ep_domains_;
 };
+
+bool IsFlexExchange(const Op& op) {
+  return op.role.purpose == graph::CommPurpose::kEpFlexDispatch ||
+         op.role.purpose == graph::CommPurpose::kEpFlexCombine;
+}
+
+// What the flex dispatcher's ops need of the model and layout, in DeepEP's view: u·E experts
+// and top u·k (token_dispatcher.py:1836-1842), the shares of the real experts spread over the
+// u ETP shards of each (tp_ep group order: ETP fastest).
+struct FlexRouting {
+  int64_t num_experts = 0;  // E
+  int64_t top_k = 0;        // k
+  int64_t expert_parallel = 1;
+  int64_t expert_tensor_parallel = 1;
+  std::vector<double> virtual_shares;  // size u·E, or empty for balanced routing
+};
+
+FlexRouting FlexRoutingOf(const config::ModelConfig& model, const config::TrainingConfig& training,
+                          const std::vector<double>& expert_shares) {
+  FlexRouting routing{.num_experts = model.moe.num_experts,
+                      .top_k = model.moe.top_k,
+                      .expert_parallel = training.parallel.expert,
+                      .expert_tensor_parallel = training.parallel.ExpertTensor()};
+  if (expert_shares.empty() || routing.num_experts == 0) return routing;
+  TRAINSCOPE_CHECK(static_cast<int64_t>(expert_shares.size()) == routing.num_experts,
+                   "one expert share per expert");
+  const int64_t u = routing.expert_tensor_parallel;
+  const int64_t local = routing.num_experts / routing.expert_parallel;
+  for (int64_t ep_rank = 0; ep_rank < routing.expert_parallel; ++ep_rank) {
+    for (int64_t shard = 0; shard < u; ++shard) {
+      for (int64_t i = 0; i < local; ++i) {
+        routing.virtual_shares.push_back(expert_shares[static_cast<size_t>(ep_rank * local + i)] /
+                                         static_cast<double>(u));
+      }
+    }
+  }
+  return routing;
+}
+
+// The exchange behind one flex op. The graph sizes the op as T·D·u rows (graph/moe_ops.cc
+// FlexRows, D = e·[1 − C(E − E/e, k)/C(E, k)] distinct EP destinations per token), so one copy
+// of the rank's tokens is message_bytes / (D·u).
+cost::FlexExchange FlexExchangeOf(const Op& op, const FlexRouting& routing,
+                                  const std::vector<int64_t>& domains) {
+  TRAINSCOPE_CHECK(routing.num_experts > 0, "a flex op needs a MoE model");
+  const double e = static_cast<double>(routing.expert_parallel);
+  const double destinations = e * cost::HitProbability(static_cast<double>(routing.num_experts) / e,
+                                                       routing.num_experts, routing.top_k);
+  const int64_t u = routing.expert_tensor_parallel;
+  return cost::FlexExchange{.token_bytes = static_cast<double>(op.message_bytes) /
+                                           (destinations * static_cast<double>(u)),
+                            .num_experts = u * routing.num_experts,
+                            .top_k = u * routing.top_k,
+                            .rank_domain = domains,
+                            .expert_shares = routing.virtual_shares};
+}
 
 }  // namespace
 
@@ -61,10 +133,13 @@ cost::MathPrecision GemmPrecision(const config::TrainingConfig& training) {
                                                             : cost::MathPrecision::kFp8;
 }
 
-OpCostModel BindHardwareCosts(const config::TrainingConfig& training,
+OpCostModel BindHardwareCosts(const config::ModelConfig& model,
+                              const config::TrainingConfig& training,
                               const HardwareCostOptions& options) {
   auto shared = std::make_shared<const HardwareCostOptions>(options);
   auto cache = std::make_shared<PlacementCache>(training, shared->cluster);
+  auto routing =
+      std::make_shared<const FlexRouting>(FlexRoutingOf(model, training, options.expert_shares));
   const cost::MathPrecision precision = GemmPrecision(training);
   OpCostModel costs;
   costs.compute_seconds = [shared, precision](const Op& op) {
@@ -73,8 +148,19 @@ OpCostModel BindHardwareCosts(const config::TrainingConfig& training,
     if (op.role.kind == graph::OpKind::kAttentionCore) seconds *= shared->attention_scale;
     return seconds;
   };
-  costs.comm_cost = [shared, cache](const Op& op, int64_t rank) {
+  costs.comm_cost = [shared, cache, routing](const Op& op, int64_t rank) {
     const cost::GroupPlacement& placement = cache->Of(op, rank);
+    if (IsFlexExchange(op)) {
+      // DeepEP kernels: never guarded (not torch.distributed); the normal dispatch waits on the
+      // host for the received-token counts once per forward dispatch.
+      const bool host_wait = op.role.purpose == graph::CommPurpose::kEpFlexDispatch &&
+                             op.role.pass == graph::OpPass::kForward && op.message_bytes > 0;
+      return CommCost{.seconds = cost::FlexExchangeSeconds(
+                                     FlexExchangeOf(op, *routing, cache->TpEpDomains(rank)),
+                                     shared->cluster, shared->flex) +
+                                 (host_wait ? shared->flex.host_wait_seconds : 0),
+                      .link = cost::LinkOf(placement)};
+    }
     CommCost result{.seconds = cost::CollectiveSeconds(op.collective, op.message_bytes, placement,
                                                        shared->cluster),
                     .link = cost::LinkOf(placement)};

@@ -1,16 +1,20 @@
 // Binds the hardware cost models to the simulator: compute ops through the roofline of
 // cost/compute_cost (precision from the FP8 flags, the GDN kernel backend), collectives through
 // cost/collective_cost on the placement of the issuing rank's group in the cluster, plus the
-// optional per-call communication memory guard. Group placements are computed once per
+// optional per-call communication memory guard; the flex dispatcher's dispatch and combine through
+// the hierarchical DeepEP model of cost/flex_dispatch. Group placements are computed once per
 // (group kind, rank) and cached inside the returned closures.
 #ifndef TRAINSCOPE_SIM_OP_COSTS_H_
 #define TRAINSCOPE_SIM_OP_COSTS_H_
 
 #include <functional>
+#include <vector>
 
 #include "trainscope/config/cluster.h"
+#include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/cost/compute_cost.h"
+#include "trainscope/cost/flex_dispatch.h"
 #include "trainscope/sim/step_simulator.h"
 
 namespace trainscope::sim {
@@ -26,12 +30,21 @@ struct HardwareCostOptions {
   // Multiplies the time of core attention (forward and backward): THD packing of short
   // sequences does less attention work than one dense causal sequence of the packed length.
   double attention_scale = 1;
+  // The flex dispatcher (DeepEP normal kernels): its constants, and the share of the
+  // token-expert assignments per expert (size E, summing to 1; empty = balanced routing).
+  cost::FlexDispatchConstants flex;
+  std::vector<double> expert_shares;
 };
 
 // GEMMs run in FP8 when --fp8-format is set, else BF16.
 [[nodiscard]] cost::MathPrecision GemmPrecision(const config::TrainingConfig& training);
 
-[[nodiscard]] OpCostModel BindHardwareCosts(const config::TrainingConfig& training,
+// The cost model of `model` trained as `training` on options.cluster. Flex dispatch and combine
+// ops are priced by cost::FlexExchangeSeconds over the rank's tp_ep group (DeepEP's view: u·E
+// experts, top u·k), plus options.flex.host_wait_seconds on each forward dispatch; every other
+// collective by cost::CollectiveSeconds.
+[[nodiscard]] OpCostModel BindHardwareCosts(const config::ModelConfig& model,
+                                            const config::TrainingConfig& training,
                                             const HardwareCostOptions& options);
 
 }  // namespace trainscope::sim

@@ -38,8 +38,17 @@ Stream StreamOf(const Op& op) {
   return Stream::kModelParallelComm;
 }
 
-// Routed-MoE ops whose time is set by the busiest expert-parallel rank.
-bool IsRoutedMoeOp(const Op& op) { return op.role.block == OpBlock::kMoeRouted; }
+bool IsFlexExchange(const Op& op) {
+  return op.role.purpose == CommPurpose::kEpFlexDispatch ||
+         op.role.purpose == CommPurpose::kEpFlexCombine;
+}
+
+// Routed-MoE ops whose time is set by the busiest expert-parallel rank. The flex dispatcher's
+// exchanges are not among them: their cost model takes the routing skew itself (the hottest
+// NVLink domain and rank, cost/flex_dispatch.h).
+bool IsRoutedMoeOp(const Op& op) {
+  return op.role.block == OpBlock::kMoeRouted && !IsFlexExchange(op);
+}
 
 bool IsCpRingOp(const Op& op) { return op.role.purpose == CommPurpose::kCpExchange; }
 
@@ -163,19 +172,32 @@ class LaneBuilder {
     }
   }
 
-  // --overlap-moe-expert-parallel-comm: dispatch / combine exchanges of one micro-batch hide
-  // behind the other micro-batch's compute in the 1F1B pair; modelled as the exchange running
-  // beside the rest of its own layer, which the next layer waits for.
+  // --overlap-moe-expert-parallel-comm (Megatron-Core combined_1f1b): in the 1F1B steady state
+  // the forward of one micro-batch and the backward of another run as one step, each one's
+  // dispatch / combine hidden behind the other's compute. Passes are paired as issued: a pass
+  // and the next one of the other direction. Inside a pair no compute waits for an EP
+  // exchange; the pair's last compute op waits for all of them, so exchanges longer than the
+  // pair's compute stay exposed. Unpaired passes (warm-up and cool-down) keep their exchanges
+  // in series.
   void OverlapExpertParallelComm() {
     if (!training_.moe.overlap_expert_parallel_comm) return;
+    std::vector<std::vector<int64_t>> passes;  // op indices of each pass, in issue order
+    std::vector<bool> forward;
+    std::tuple<bool, int64_t, int64_t> current{false, -2, -2};
     for (int64_t i = 0; i < Size(); ++i) {
       const Op& op = ops_[static_cast<size_t>(i)];
-      if (!op.IsComm() || op.collective != Collective::kAllToAll || !IsExpertParallelExchange(op))
-        continue;
-      const int64_t join = NextLayerStart(i);
-      if (join < 0 || i + 1 >= Size()) continue;
-      ReplaceDep(At(i + 1).deps, Id(i), At(i).deps);
-      At(join).deps.push_back(Id(i));
+      if (op.micro_batch < 0 || IsPipelineP2p(op)) continue;
+      if (PassKey(op) != current) {
+        current = PassKey(op);
+        passes.emplace_back();
+        forward.push_back(std::get<0>(current));
+      }
+      passes.back().push_back(i);
+    }
+    for (size_t j = 0; j + 1 < passes.size(); ++j) {
+      if (forward[j] == forward[j + 1]) continue;
+      HideExchangesInPair(passes[j], passes[j + 1]);
+      ++j;
     }
   }
 
@@ -264,6 +286,28 @@ class LaneBuilder {
     node.pipelined_with = with;
     node.lag_fraction = 1.0 / chunks;
     node.tail_fraction = 1.0 / chunks;
+  }
+
+  // The EP all-to-alls of both passes stop blocking the op after them; the last compute op of
+  // the second pass waits for them instead.
+  void HideExchangesInPair(const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
+    int64_t join = -1;
+    for (const int64_t i : second) {
+      if (!ops_[static_cast<size_t>(i)].IsComm()) join = i;
+    }
+    if (join < 0) return;
+    for (const std::vector<int64_t>* pass : {&first, &second}) {
+      for (size_t k = 0; k < pass->size(); ++k) {
+        const int64_t i = (*pass)[k];
+        const Op& op = ops_[static_cast<size_t>(i)];
+        if (!op.IsComm() || op.collective != Collective::kAllToAll ||
+            !IsExpertParallelExchange(op) || i >= join) {
+          continue;  // after the join (a trailing exchange) it stays where it is
+        }
+        if (k + 1 < pass->size()) ReplaceDep(At((*pass)[k + 1]).deps, Id(i), At(i).deps);
+        At(join).deps.push_back(Id(i));
+      }
+    }
   }
 
   // First op after `i` in a later layer of the same pass, or -1.
@@ -397,6 +441,8 @@ SimGraph BuildSimGraph(const std::vector<LaneTimeline>& lanes,
         node.base_seconds = costs.compute_seconds(op);
       }
       if (IsRoutedMoeOp(op)) node.base_seconds *= options.moe_load_factor;
+      // DeepEP's kernels hold their SMs while they run: compute beside them slows accordingly.
+      if (IsFlexExchange(op)) node.interference_fraction = options.flex_interference_fraction;
       TRAINSCOPE_CHECK(node.base_seconds >= 0 && std::isfinite(node.base_seconds),
                        "op cost must be finite and >= 0: " + op.name);
       for (const int64_t dep : op.deps) node.deps.push_back(static_cast<int32_t>(offset + dep));

@@ -20,6 +20,9 @@ struct Node {
   bool comm = false;
   LinkClass link = LinkClass::kNvlink;
   double base_seconds = 0;
+  // Communication nodes: fractional slowdown of a compute node that starts while this one runs
+  // (SMs the communication kernels hold); negative = SimulationOptions::interference_fraction.
+  double interference_fraction = -1;
   std::vector<int32_t> deps;  // finish-to-start
   // Chunk-pipelined overlap with node `pipelined_with` (TP comm overlap, CP ring attention):
   // this node starts no earlier than that node's start + lag_fraction · its duration and ends no

@@ -45,6 +45,9 @@ struct SimulationOptions {
   // Fractional slowdown of a compute kernel that starts while communication of its rank is in
   // flight (SM and HBM contention with NCCL kernels). 0 = no interference.
   double interference_fraction = 0.1;
+  // The same slowdown beside the flex dispatcher's DeepEP kernels, which hold a fixed share of
+  // the SMs (cost::FlexComputeSlowdown: 24 of 132 SMs give 0.22).
+  double flex_interference_fraction = 24.0 / 108.0;
   // Tokens on the busiest expert-parallel rank / mean (cost/moe_routing.h): scales the MoE
   // dispatch, combine, permutation and expert ops, which wait for the busiest rank. 1 = balanced.
   double moe_load_factor = 1.0;

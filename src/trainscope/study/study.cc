@@ -6,8 +6,10 @@ namespace trainscope::study {
 namespace {
 
 sim::SimulationOptions SimulationOptionsOf(const Study& study) {
-  return sim::SimulationOptions{.interference_fraction = study.interference_fraction,
-                                .moe_load_factor = MoeLoadFactor(study)};
+  return sim::SimulationOptions{
+      .interference_fraction = study.interference_fraction,
+      .flex_interference_fraction = cost::FlexComputeSlowdown(study.flex_dispatch),
+      .moe_load_factor = MoeLoadFactor(study)};
 }
 
 // The step re-simulated with the attention cost of THD-packed sequences (cost/sequence_packing),
@@ -20,7 +22,8 @@ SequencePackingResult PackingWhatIf(const Study& study, const sim::HardwareCostO
   sim::HardwareCostOptions packed = options;
   packed.attention_scale = packing.thd_attention_flops_fraction;
   const double thd_seconds =
-      sim::SimulateStep(study.model, study.training, sim::BindHardwareCosts(study.training, packed),
+      sim::SimulateStep(study.model, study.training,
+                        sim::BindHardwareCosts(study.model, study.training, packed),
                         SimulationOptionsOf(study))
           .step_seconds;
   const double gpus = static_cast<double>(study.training.parallel.world_size);
@@ -53,6 +56,12 @@ sim::HardwareCostOptions CostOptions(const Study& study) {
   options.cluster = study.cluster;
   options.compute = study.compute;
   options.gdn_backend = study.gdn_backend;
+  options.flex = study.flex_dispatch;
+  if (study.routing_skew && study.model.HasMoe()) {
+    options.expert_shares =
+        cost::ExpertShares(*study.routing_skew, study.model.moe.num_experts, study.model.moe.top_k,
+                           study.training.parallel.expert);
+  }
   const sim::CommGuardMode mode = study.comm_guard.mode;
   if (mode != sim::CommGuardMode::kOff) {
     options.guard_applies = [mode](const graph::Op& op) { return sim::GuardApplies(op, mode); };
@@ -71,9 +80,9 @@ StudyResult RunStudy(const Study& study) {
   const sim::HardwareCostOptions options = CostOptions(study);
   StudyResult result;
   result.moe_load_factor = MoeLoadFactor(study);
-  result.simulation = sim::SimulateStep(study.model, study.training,
-                                        sim::BindHardwareCosts(study.training, options),
-                                        SimulationOptionsOf(study));
+  result.simulation = sim::SimulateStep(
+      study.model, study.training, sim::BindHardwareCosts(study.model, study.training, options),
+      SimulationOptionsOf(study));
   result.metrics =
       sim::ComputeStepMetrics(study.model, study.training, result.simulation.step_seconds, peak);
   result.memory = EstimateStudyMemory(study);

@@ -39,7 +39,8 @@ struct Study {
   cost::ComputeEfficiency compute;  // kernel efficiencies (with calibration applied)
   cost::GdnBackend gdn_backend = cost::GdnBackend::kFla;
   CommGuardSetting comm_guard;
-  double interference_fraction = 0.1;  // sim::SimulationOptions
+  double interference_fraction = 0.1;         // sim::SimulationOptions
+  cost::FlexDispatchConstants flex_dispatch;  // the flex dispatcher's DeepEP kernels
   // Fixed memory overheads; moe_load_factor is ignored here and derived from routing_skew.
   cost::MemoryOverheads memory_overheads;
   std::optional<cost::RoutingSkew> routing_skew;                  // unset = balanced routing
