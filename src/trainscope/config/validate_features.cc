@@ -81,15 +81,18 @@ bool CheckGdnDims(const GdnConfig& gdn, ValidationResult& result) {
   return ok;
 }
 
-// C29, C30: head counts and their tensor/context-parallel split (transformer_config.py:1493-1509;
+// C29: value heads are a multiple of key heads (transformer_config.py:1493-1497).
+void CheckGdnHeadRatio(const GdnConfig& gdn, ValidationResult& result) {
+  if (gdn.num_value_heads % gdn.num_key_heads == 0) return;
+  AddError(result, "C29", {kGdnValueHeads, kGdnKeyHeads},
+           fmt::format("--linear-num-value-heads {}: not a multiple of --linear-num-key-heads {}",
+                       gdn.num_value_heads, gdn.num_key_heads),
+           "fix the model configuration (linear_num_value_heads)");
+}
+
+// C30: head counts over the tensor/context-parallel split (transformer_config.py:1498-1509;
 // `% t` only up to core 0.17: tags core_v0.16.0 to core_v0.17.1).
 void CheckGdnHeads(const GdnConfig& gdn, const TrainingConfig& training, ValidationResult& result) {
-  if (gdn.num_value_heads % gdn.num_key_heads != 0) {
-    AddError(result, "C29", {kGdnValueHeads, kGdnKeyHeads},
-             fmt::format("--linear-num-value-heads {}: not a multiple of --linear-num-key-heads {}",
-                         gdn.num_value_heads, gdn.num_key_heads),
-             "fix the model configuration (linear_num_value_heads)");
-  }
   const int64_t t = training.parallel.tensor;
   const int64_t c = training.parallel.context;
   const bool per_tc = !IsCore017OrOlder(training);
@@ -194,6 +197,13 @@ void CheckContextParallel(const ModelConfig& model, const TrainingConfig& traini
 void CheckGdn(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result) {
   if (!model.HasGdn()) return;
   if (!CheckGdnDims(model.gdn, result)) return;
+  if (training.framework.DuplicatesGdn()) {
+    // slime runs the whole GDN unsplit in its HuggingfaceAttention wrapper (plain nn.Linear, THD
+    // via cu_seqlens, any CP), so only the model's own head ratio applies (C29).
+    CheckGdnHeadRatio(model.gdn, result);
+    return;
+  }
+  CheckGdnHeadRatio(model.gdn, result);
   CheckGdnHeads(model.gdn, training, result);
   CheckGdnVersion(model, training, result);
   CheckGdnFp8(model.gdn, training, result);
