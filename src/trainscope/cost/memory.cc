@@ -119,7 +119,7 @@ int64_t TeLinearNumel(const graph::LayerOpContext& context, const config::Pipeli
   int64_t numel = 0;
   for (int64_t j = 0; j < layout.virtual_stages; ++j) {
     for (const graph::internal::TensorGroup& group : graph::internal::ChunkTensors(
-             context.model, layout.Chunk(pipeline_rank, j), context.training.parallel.pipeline)) {
+             context.model, context.training, layout.Chunk(pipeline_rank, j))) {
       for (const graph::WeightTensor& tensor : group.tensors) {
         if (!IsTeLinear(tensor)) continue;
         numel = CheckedAdd(
