@@ -12,6 +12,7 @@
 
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/activation_memory.h"
+#include "trainscope/graph/layer_ops.h"
 #include "trainscope/io/hf_config_loader.h"
 #include "trainscope/units.h"
 
@@ -136,6 +137,35 @@ TEST(MemoryTest, ForwardOnlyKeepsWeightsAndOneBlockOfActivations) {
   }
   EXPECT_EQ(eval.activations_bytes, eval.activation_working_set_bytes + largest);
   EXPECT_LT(eval.activations_bytes, train.activations_bytes);
+}
+
+// slime's duplicated GDN (slime_plugins/models/hf_attention.py) on Qwen3.5-35B-A3B layer 0 at
+// t 2, c 4, SP, s 4096, b 1: the rank keeps the input norm of its 512 tokens (input and rstd),
+// the gathered 4096-token input that in_proj saves and the whole GDN's tensors over 4096 tokens;
+// Megatron-Core's sharded GDN keeps its 1024 CP tokens with the heads split by t = 2 (in_proj
+// 12352, conv 8192, 16 key / 32 value heads of 128, chunk 64; formulas of GdnBytes). The MoE
+// block is the same in both, so it cancels.
+TEST(MemoryTest, SlimeGdnSavesTheWholeSequencesTensors) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig core;
+  core.parallel = {.world_size = 8, .tensor = 2, .context = 4, .expert = 8, .expert_tensor = 1};
+  core.sequence_parallel = true;
+  config::TrainingConfig slime = core;
+  slime.framework.framework = config::Framework::kSlime;
+  const auto mixer = [](int64_t s, int64_t t) {
+    return s * 12352 / t * 2 + s * 8192 / t * 2 + s * (2 * 16 / t) * 4 + s * (32 / t) * 6 +
+           s * (32 / t) * 64 * 2 + s * (4096 / t) * 2 + s * (4096 / t) * 2 + s * (32 / t) * 4;
+  };
+  const int64_t norm = 512 * 2048 * 2 + 512 * 4;
+  const int64_t slime_gdn = norm + 4096 * 2048 * 2 + mixer(4096, 1);
+  const int64_t core_gdn = norm + 512 * 2048 * 2 + mixer(1024, 2);
+  const config::LayerSpec layer = model.layers[0];
+  ASSERT_EQ(layer.mixer, config::MixerKind::kGatedDeltaNet);
+  EXPECT_EQ(internal::LayerActivationBytesNoRecompute(graph::MakeLayerOpContext(model, slime),
+                                                      layer, 1.0) -
+                internal::LayerActivationBytesNoRecompute(graph::MakeLayerOpContext(model, core),
+                                                          layer, 1.0),
+            slime_gdn - core_gdn);
 }
 
 TEST(MemoryTest, MegatronFsdpShardsWeightsGradsAndOptimizer) {

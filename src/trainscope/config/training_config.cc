@@ -23,6 +23,15 @@ int64_t OptimizerConfig::HostNumel(int64_t numel) const {
   return std::llround(HostFraction() * static_cast<double>(numel));
 }
 
+TrainingConfig UnsplitGdnTraining(const TrainingConfig& training) {
+  TrainingConfig whole = training;
+  whole.parallel.tensor = 1;
+  whole.parallel.context = 1;
+  whole.sequence_parallel = false;
+  whole.framework = FrameworkProfile{};
+  return whole;
+}
+
 TrainingConfig WithFrameworkDefaults(TrainingConfig training) {
   switch (training.framework.framework) {
     case Framework::kAreal:

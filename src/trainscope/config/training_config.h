@@ -254,6 +254,12 @@ struct TrainingConfig {
 // _set_default_megatron_args: "always use zero optimizer").
 [[nodiscard]] TrainingConfig WithFrameworkDefaults(TrainingConfig training);
 
+// The configuration one rank of slime's duplicated Gated DeltaNet computes under: no TP or CP
+// split and no sequence parallelism (slime_plugins/models/hf_attention.py,
+// HuggingfaceAttention.forward), every other setting kept; the framework is reset so that
+// builders given it do not duplicate again.
+[[nodiscard]] TrainingConfig UnsplitGdnTraining(const TrainingConfig& training);
+
 }  // namespace trainscope::config
 
 #endif  // TRAINSCOPE_CONFIG_TRAINING_CONFIG_H_

@@ -289,18 +289,6 @@ void GdnOutNormKernel(OpSink& sink, const LayerOpContext& c) {
               c.TokensPerRank() * c.model.gdn.ValueWidth() / Tp(c), kGatedRmsNorm);
 }
 
-// slime's HuggingfaceAttention runs the whole GDN on one rank: no TP or CP split, no sequence
-// parallelism (slime_plugins/models/hf_attention.py, HuggingfaceAttention.forward). The copy keeps
-// every other setting; the framework is reset so the unsplit context does not recurse.
-config::TrainingConfig UnsplitGdnTraining(const config::TrainingConfig& training) {
-  config::TrainingConfig whole = training;
-  whole.parallel.tensor = 1;
-  whole.parallel.context = 1;
-  whole.sequence_parallel = false;
-  whole.framework = config::FrameworkProfile{};
-  return whole;
-}
-
 // The gathers in front of slime's duplicated GDN, forward only (their backward splits): the SP
 // all-gather over TP (gather_from_sequence_parallel_region, tensor_parallel_output_grad=False)
 // and the CP all-gather of the whole sequence (_AllGatherForDuplicatedComputation).
@@ -342,7 +330,7 @@ void GdnMixerBackward(OpSink& sink, const LayerOpContext& c) {
 
 void GdnOutNorm(OpSink& sink, const LayerOpContext& c) {
   if (c.training.framework.DuplicatesGdn()) {
-    const config::TrainingConfig whole = UnsplitGdnTraining(c.training);
+    const config::TrainingConfig whole = config::UnsplitGdnTraining(c.training);
     GdnOutNormKernel(sink, LayerOpContext{.model = c.model, .training = whole, .layout = c.layout});
     return;
   }
@@ -359,7 +347,7 @@ void GdnForward(OpSink& sink, const LayerOpContext& c) {
   // slime: every TP·CP rank computes the whole GDN over the whole sequence, so its GEMMs,
   // conv, gates, kernel and norm are t·c times a sharded rank's.
   DuplicatedGdnGathers(sink, c);
-  const config::TrainingConfig whole = UnsplitGdnTraining(c.training);
+  const config::TrainingConfig whole = config::UnsplitGdnTraining(c.training);
   GdnMixerForward(sink, LayerOpContext{.model = c.model, .training = whole, .layout = c.layout});
 }
 
@@ -367,7 +355,7 @@ void GdnBackward(OpSink& sink, const LayerOpContext& c) {
   if (!c.training.framework.DuplicatesGdn()) {
     GdnMixerBackward(sink, c);
   } else {
-    const config::TrainingConfig whole = UnsplitGdnTraining(c.training);
+    const config::TrainingConfig whole = config::UnsplitGdnTraining(c.training);
     GdnMixerBackward(sink, LayerOpContext{.model = c.model, .training = whole, .layout = c.layout});
   }
   HiddenNorm(sink, c, OpBlock::kGdn, "gdn.input_norm");
