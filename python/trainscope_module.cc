@@ -147,5 +147,8 @@ PYBIND11_MODULE(trainscope, module) {
                 "Step time, tokens/s/GPU, MFU and breakdown: `simulate --json`.");
   DefineCommand(module, "workload_summary", "workload", {"--summary"},
                 "One rank's op counts, FLOPs and bytes: `workload --summary --json`.");
+  DefineCommand(module, "weight_sync", "weight-sync", {},
+                "Bytes, gathers, buckets and seconds of one trainer-to-rollout weight sync: "
+                "`weight-sync --json`.");
   DefineCommand(module, "presets", "presets", {}, "The built-in model names.");
 }

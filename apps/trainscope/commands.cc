@@ -29,6 +29,9 @@ constexpr FlagGroup kPlanGroups[] = {FlagGroup::kModel,   FlagGroup::kTraining, 
                                      FlagGroup::kCluster, FlagGroup::kCostModel, FlagGroup::kMemory,
                                      FlagGroup::kPlan,    FlagGroup::kOutput};
 constexpr FlagGroup kPresetsGroups[] = {FlagGroup::kOutput};
+constexpr FlagGroup kWeightSyncGroups[] = {FlagGroup::kModel,      FlagGroup::kTraining,
+                                           FlagGroup::kGpu,        FlagGroup::kCluster,
+                                           FlagGroup::kWeightSync, FlagGroup::kOutput};
 
 constexpr Command kCommands[] = {
     {"params", "exact parameter counts; per-rank counts when parallel flags are given",
@@ -46,6 +49,8 @@ constexpr Command kCommands[] = {
      kPlanGroups, RunPlan},
     {"report", "a self-contained HTML report of the simulated step (-o report.html)",
      kSimulateGroups, RunReport},
+    {"weight-sync", "bytes, gathers, buckets and time of one trainer-to-rollout weight sync",
+     kWeightSyncGroups, RunWeightSync},
     {"presets", "list the built-in models", kPresetsGroups, RunPresets},
 };
 

@@ -14,6 +14,7 @@
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/megatron_memory.h"
 #include "trainscope/cost/memory.h"
+#include "trainscope/cost/weight_sync.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/graph/step_graph.h"
@@ -31,6 +32,7 @@
 #include "trainscope/report/simai_writer.h"
 #include "trainscope/report/simulate_report.h"
 #include "trainscope/report/validate_report.h"
+#include "trainscope/report/weight_sync_report.h"
 #include "trainscope/report/workload_report.h"
 #include "trainscope/study/study.h"
 #include "trainscope/units.h"
@@ -85,7 +87,8 @@ std::vector<std::string> NotesFor(const io::CliRequest& request,
         request.training.parallel.world_size));
   }
   for (const config::Violation& warning : result.warnings) {
-    notes.push_back(fmt::format("warning: [{}] {}", warning.rule, warning.message));
+    notes.push_back(
+        fmt::format("warning: [{}] {} ({})", warning.rule, warning.message, warning.profile));
   }
   return notes;
 }
@@ -120,9 +123,12 @@ Checked CheckValid(const io::CliRequest& request) {
     flags.clear();
   else
     flags += ")";
-  throw InvalidConfigurationError(fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}",
-                                              first.rule, first.message, flags, first.fix, more),
-                                  first.rule);
+  const std::string profile =
+      first.profile.empty() ? std::string() : fmt::format(" (rule of {})", first.profile);
+  throw InvalidConfigurationError(
+      fmt::format("invalid configuration: [{}] {}{}\nfix: {}{}{}", first.rule, first.message, flags,
+                  first.fix, profile, more),
+      first.rule);
 }
 
 CommandOutput Output(std::string text, std::vector<std::string> notes) {
@@ -336,6 +342,63 @@ CommandOutput RunSimulate(const io::CliRequest& request) {
 CommandOutput RunReport(const io::CliRequest& request) {
   const Simulated s = SimulateFor(request);
   return WithTrace(request, s, report::RenderHtmlReport(s.study, s.result, s.checked.validation));
+}
+
+namespace {
+
+// The weight-sync options from the flags; UsageError naming the flag when one is missing or the
+// rollout layout cannot exist.
+cost::WeightSyncOptions WeightSyncOptionsOf(const io::CliRequest& request,
+                                            const config::ModelConfig& model) {
+  const io::WeightSyncFlags& flags = request.weight_sync;
+  if (!flags.rollout_gpus) throw UsageError("--rollout-gpus: required by `weight-sync`");
+  if (!flags.rollout_tp) throw UsageError("--rollout-tp: required by `weight-sync`");
+  const cost::WeightSyncOptions options{
+      .rollout_gpus = *flags.rollout_gpus,
+      .rollout_tp = *flags.rollout_tp,
+      .rollout_ep = flags.rollout_ep,
+      .colocate = flags.colocate,
+      .transport = flags.transport,
+      .bucket_bytes = flags.bucket_mib ? *flags.bucket_mib * kBytesPerMiB
+                                       : cost::WeightSyncOptions{}.bucket_bytes,
+      .dtype = flags.dtype};
+  if (options.rollout_gpus % options.rollout_tp != 0) {
+    throw UsageError(fmt::format("--rollout-tp: must divide --rollout-gpus {} (got {})",
+                                 options.rollout_gpus, options.rollout_tp));
+  }
+  if (options.rollout_tp % options.rollout_ep != 0) {
+    throw UsageError(fmt::format(
+        "--rollout-ep: must divide --rollout-tp {}, the engine's expert parallelism runs inside "
+        "its TP group (got {})",
+        options.rollout_tp, options.rollout_ep));
+  }
+  if (options.rollout_ep > 1 && !model.HasMoe()) {
+    throw UsageError(
+        fmt::format("--rollout-ep: {} has no experts (got {})", model.name, options.rollout_ep));
+  }
+  if (options.transport == cost::SyncTransport::kIpc && !options.colocate) {
+    throw UsageError("--transport ipc: needs --colocate (CUDA IPC shares memory on one GPU)");
+  }
+  if (options.colocate && options.rollout_gpus > request.training.parallel.world_size) {
+    throw UsageError(
+        fmt::format("--rollout-gpus: colocated engines share the {} training GPUs (got {})",
+                    request.training.parallel.world_size, options.rollout_gpus));
+  }
+  return options;
+}
+
+}  // namespace
+
+CommandOutput RunWeightSync(const io::CliRequest& request) {
+  const Checked c = CheckValid(request);
+  const cost::WeightSyncOptions options = WeightSyncOptionsOf(c.request, c.model);
+  const study::Study study = io::LoadStudy(c.request, c.model);
+  const cost::WeightSyncEstimate estimate =
+      cost::EstimateWeightSync(c.model, c.request.training, study.cluster, options);
+  const report::WeightSyncReportInput input{c.model, options, estimate};
+  return Output(
+      request.json ? report::RenderWeightSyncJson(input) : report::RenderWeightSyncText(input),
+      c.notes);
 }
 
 CommandOutput RunPresets(const io::CliRequest& request) {

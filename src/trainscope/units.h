@@ -17,6 +17,7 @@ inline constexpr int64_t kBytesPerGiB = 1024 * kBytesPerMiB;
 inline constexpr double kBytesPerGB = 1e9;
 inline constexpr double kBytesPerTB = 1e12;
 inline constexpr double kFlopsPerTeraflop = 1e12;
+inline constexpr double kFlopsPerGigaflop = 1e9;
 inline constexpr double kBitsPerGigabit = 1e9;
 inline constexpr double kBitsPerByte = 8;
 

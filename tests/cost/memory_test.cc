@@ -12,6 +12,7 @@
 
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/activation_memory.h"
+#include "trainscope/graph/layer_ops.h"
 #include "trainscope/io/hf_config_loader.h"
 #include "trainscope/units.h"
 
@@ -81,6 +82,90 @@ TEST(MemoryTest, DenseModelStatesMatchHandCountWithAndWithoutDistributedOptimize
   EXPECT_EQ(estimate.stages[0].grads_bytes, 2 * first);
   EXPECT_EQ(estimate.stages[0].optimizer_bytes, 12 * first / 2);
   EXPECT_EQ(estimate.stages[0].optimizer_step_bytes, 4 * first / 2);
+}
+
+// SGD keeps the fp32 master (4 B) and one fp32 momentum buffer (4 B) per parameter, only the
+// master at momentum 0; Adam 12 B. Same Qwen3-8B stage-0 count as above.
+TEST(MemoryTest, SgdKeepsOneMomentumBufferOrNone) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  const int64_t layer = 2 * kH + 2 * 128 + ((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2;
+  const int64_t first = 18 * layer + 152064 / 2 * kH;
+  training.optimizer.kind = config::OptimizerKind::kSgd;
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].optimizer_bytes, 8 * first);
+  training.optimizer.sgd_momentum = 0;
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].optimizer_bytes, 4 * first);
+}
+
+// HybridDeviceOptimizer: the offloaded share's fp32 master + exp_avg + exp_avg_sq leave the GPU
+// (12 B/param) and live on the host with a pinned fp32 grad buffer (16 B/param); with fraction
+// 0.5 half of the parameters (rounded) move.
+TEST(MemoryTest, CpuOffloadMovesMastersAndMomentsToTheHost) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  const int64_t layer = 2 * kH + 2 * 128 + ((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2;
+  const int64_t first = 18 * layer + 152064 / 2 * kH;
+  training.optimizer.cpu_offload = true;
+  const RankMemory all = EstimateMemory(model, training).stages[0];
+  EXPECT_EQ(all.optimizer_bytes, 0);
+  EXPECT_EQ(all.host_optimizer_bytes, 16 * first);
+  EXPECT_EQ(all.weights_bytes, 2 * first);
+  EXPECT_EQ(all.grads_bytes, 4 * first);
+  training.optimizer.offload_fraction = 0.5;
+  const RankMemory half = EstimateMemory(model, training).stages[0];
+  const int64_t host = (first + 1) / 2;  // llround(first / 2)
+  EXPECT_EQ(half.host_optimizer_bytes, 16 * host);
+  EXPECT_EQ(half.optimizer_bytes, 12 * (first - host));
+}
+
+// Eval mode (forward-only): the weights stay, no grads, no optimizer state, and nothing is saved
+// for backward: the working set plus the largest block of one micro-batch.
+TEST(MemoryTest, ForwardOnlyKeepsWeightsAndOneBlockOfActivations) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  training.batch.global_batch_size = 16;
+  const RankMemory train = EstimateMemory(model, training).stages[0];
+  training.forward_only = true;
+  const RankMemory eval = EstimateMemory(model, training).stages[0];
+  EXPECT_EQ(eval.weights_bytes, train.weights_bytes);
+  EXPECT_EQ(eval.grads_bytes, 0);
+  EXPECT_EQ(eval.optimizer_bytes, 0);
+  EXPECT_EQ(eval.in_flight_micro_batches, 0);
+  int64_t largest = 0;
+  for (const ActivationBreakdown& part : eval.activations) {
+    largest = std::max(largest, part.bytes_per_micro_batch);
+  }
+  EXPECT_EQ(eval.activations_bytes, eval.activation_working_set_bytes + largest);
+  EXPECT_LT(eval.activations_bytes, train.activations_bytes);
+}
+
+// slime's duplicated GDN (slime_plugins/models/hf_attention.py) on Qwen3.5-35B-A3B layer 0 at
+// t 2, c 4, SP, s 4096, b 1: the rank keeps the input norm of its 512 tokens (input and rstd),
+// the gathered 4096-token input that in_proj saves and the whole GDN's tensors over 4096 tokens;
+// Megatron-Core's sharded GDN keeps its 1024 CP tokens with the heads split by t = 2 (in_proj
+// 12352, conv 8192, 16 key / 32 value heads of 128, chunk 64; formulas of GdnBytes). The MoE
+// block is the same in both, so it cancels.
+TEST(MemoryTest, SlimeGdnSavesTheWholeSequencesTensors) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig core;
+  core.parallel = {.world_size = 8, .tensor = 2, .context = 4, .expert = 8, .expert_tensor = 1};
+  core.sequence_parallel = true;
+  config::TrainingConfig slime = core;
+  slime.framework.framework = config::Framework::kSlime;
+  const auto mixer = [](int64_t s, int64_t t) {
+    return s * 12352 / t * 2 + s * 8192 / t * 2 + s * (2 * 16 / t) * 4 + s * (32 / t) * 6 +
+           s * (32 / t) * 64 * 2 + s * (4096 / t) * 2 + s * (4096 / t) * 2 + s * (32 / t) * 4;
+  };
+  const int64_t norm = 512 * 2048 * 2 + 512 * 4;
+  const int64_t slime_gdn = norm + 4096 * 2048 * 2 + mixer(4096, 1);
+  const int64_t core_gdn = norm + 512 * 2048 * 2 + mixer(1024, 2);
+  const config::LayerSpec layer = model.layers[0];
+  ASSERT_EQ(layer.mixer, config::MixerKind::kGatedDeltaNet);
+  EXPECT_EQ(internal::LayerActivationBytesNoRecompute(graph::MakeLayerOpContext(model, slime),
+                                                      layer, 1.0) -
+                internal::LayerActivationBytesNoRecompute(graph::MakeLayerOpContext(model, core),
+                                                          layer, 1.0),
+            slime_gdn - core_gdn);
 }
 
 TEST(MemoryTest, MegatronFsdpShardsWeightsGradsAndOptimizer) {

@@ -178,6 +178,43 @@ TEST(LayerOpsTest, GatedAttentionGatherIncludesTheGate) {
             83'886'080);
 }
 
+// slime's HuggingfaceAttention (slime_plugins/models/hf_attention.py) gathers the sequence over
+// TP (SP) and CP and runs the whole GDN on every rank. Qwen3.5-35B-A3B layer 0 (GDN): h 2048,
+// key heads 16·128 = 2048, value heads 32·128 = 4096, in_proj width 2·2048 + 2·4096 + 2·32 =
+// 12352. At s 4096, t 2, c 4: slime's in_proj is 2·4096·12352·2048 FLOPs; Megatron-Core's
+// sharded one 2·(4096/4)·(12352/2)·2048, t·c = 8 times less. The SP gather moves A = s_c·h·2 =
+// 1024·2048·2 bytes, the CP gather (full buffer) c·A.
+TEST(LayerOpsTest, SlimeDuplicatesTheGatedDeltaNetOnEveryTensorAndContextRank) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig core;
+  core.parallel = {.world_size = 8, .tensor = 2, .context = 4, .expert = 8, .expert_tensor = 1};
+  core.sequence_parallel = true;
+  config::TrainingConfig slime = core;
+  slime.framework.framework = config::Framework::kSlime;
+  const std::vector<Op> sharded = DecoderLayerForward(MakeLayerOpContext(model, core), 0);
+  const std::vector<Op> duplicated = DecoderLayerForward(MakeLayerOpContext(model, slime), 0);
+  const int64_t whole_in_proj = int64_t{2} * 4096 * 12352 * 2048;
+  EXPECT_EQ(Named(duplicated, "gdn.in_proj").flops, whole_in_proj);
+  EXPECT_EQ(Named(sharded, "gdn.in_proj").flops, whole_in_proj / 8);
+  // The kernel count is rounded to whole FLOPs, so the ratio is 8 to within rounding.
+  EXPECT_NEAR(static_cast<double>(Named(duplicated, "gdn.kernel").flops) /
+                  static_cast<double>(Named(sharded, "gdn.kernel").flops),
+              8.0, 1e-8);
+  const Op sp_gather = Named(duplicated, "gdn.sp.all_gather");
+  EXPECT_EQ(sp_gather.group, GroupKind::kTp);
+  EXPECT_EQ(sp_gather.message_bytes, 1024 * 2048 * 2);
+  const Op cp_gather = Named(duplicated, "gdn.cp.all_gather");
+  EXPECT_EQ(cp_gather.group, GroupKind::kCp);
+  EXPECT_EQ(cp_gather.message_bytes, 4 * 1024 * 2048 * 2);
+  // The backward only splits: no GDN collectives, and twice the forward kernel work.
+  const std::vector<Op> backward = DecoderLayerBackward(MakeLayerOpContext(model, slime), 0);
+  for (const Op& op : backward) {
+    EXPECT_FALSE(op.IsComm() && op.role.block == OpBlock::kGdn) << op.name;
+  }
+  EXPECT_EQ(Named(backward, "gdn.kernel.backward").flops,
+            2 * Named(duplicated, "gdn.kernel").flops);
+}
+
 // Example: A = 16 MiB, dispatch A2A 64 MiB, probs 64 KiB (fp32), metadata AG 8 KiB, aux AR 1 KiB.
 TEST(LayerOpsTest, ReproducesWorkedExampleAllToAllSizes) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");

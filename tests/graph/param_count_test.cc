@@ -151,6 +151,23 @@ TEST(ParamCountTest, Qwen35MoeFollowsSharedExpertAndActiveFormulas) {
   EXPECT_NEAR(static_cast<double>(counts.active) / 1e9, 3.0, 0.5);
 }
 
+// slime's HF GDN holds plain nn.Linear weights on every TP rank (slime_plugins/models/
+// hf_attention.py): at t = 2 each of Qwen3.5-35B-A3B's 30 GDN layers keeps its whole in_proj,
+// conv1d, A_log, dt_bias and out_proj instead of half; only out_norm (d_v = 128) was replicated.
+TEST(ParamCountTest, SlimeReplicatesTheGatedDeltaNetWeightsOverTensorParallel) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  const HybridDims d{2048, 16, 2, 256, 16, 128, 32, 128, 4, 40, 248320, false};
+  config::TrainingConfig core;
+  core.parallel = {.world_size = 2, .tensor = 2};
+  core.sequence_parallel = true;
+  config::TrainingConfig slime = core;
+  slime.framework.framework = config::Framework::kSlime;
+  const config::PipelineLayout layout = config::BuildPipelineLayout(model, core);
+  const int64_t sharded = CountParamsPerStage(model, core, layout)[0].total;
+  const int64_t replicated = CountParamsPerStage(model, slime, layout)[0].total;
+  EXPECT_EQ(replicated - sharded, 30 * (Gdn(d) - d.dv) / 2);
+}
+
 TEST(ParamCountTest, ComponentsSumToTotal) {
   for (const char* name : {"Qwen3-30B-A3B", "Qwen3.5-397B-A17B", "Qwen3-Next-80B-A3B",
                            "Qwen3.5-0.8B", "Mixtral-8x7B"}) {

@@ -151,6 +151,29 @@ TEST(StepGraphTest, OneFOneBWarmUpRunsTheFirstForwardsBeforeAnyBackward) {
   EXPECT_EQ(PassSequence(BuildStepGraph(model, training, 2)), rank2);
 }
 
+// forward_only (schedules.py): every forward back to back; no backward, recompute, grad sync or
+// optimizer op. Interleaved: the schedule table's order (G = p = 2).
+TEST(StepGraphTest, ForwardOnlyRunsEveryForwardAndNothingElse) {
+  const config::ModelConfig model = TinyModel();
+  config::TrainingConfig training = Training(1, 4, 1, 8);
+  training.forward_only = true;
+  training.recompute.granularity = config::RecomputeGranularity::kFull;
+  training.recompute.method = config::RecomputeMethod::kUniform;
+  training.recompute.num_layers = 1;
+  const StepGraph graph = BuildStepGraph(model, training, 2);
+  EXPECT_EQ(PassSequence(graph), (std::vector<std::string>{"F0.0", "F1.0", "F2.0", "F3.0", "F4.0",
+                                                           "F5.0", "F6.0", "F7.0"}));
+  for (const Op& op : graph.ops) {
+    EXPECT_EQ(op.phase, Phase::kForward) << op.name;
+  }
+  config::TrainingConfig interleaved = Training(1, 2, 1, 4);
+  interleaved.parallel.virtual_stages = 2;
+  interleaved.forward_only = true;
+  EXPECT_EQ(
+      PassSequence(BuildStepGraph(model, interleaved, 0)),
+      (std::vector<std::string>{"F0.0", "F1.0", "F0.1", "F1.1", "F2.0", "F3.0", "F2.1", "F3.1"}));
+}
+
 TEST(StepGraphTest, InterleavedWarmUpFollowsTheMicroBatchGroupTable) {
   const config::ModelConfig model = TinyModel();
   config::TrainingConfig training = Training(1, 2, 1, 4);
@@ -625,6 +648,42 @@ TEST(StepGraphTest, MegatronFsdpOptimReduceScattersEachBufferOnceAndGathersAfter
   const std::vector<Op> step = Named(graph, "optimizer.step");
   ASSERT_EQ(step.size(), 1u);
   EXPECT_EQ(step[0].flops, (buffer + 3) / 4 * 14);
+}
+
+// The same optimizer shard n = ceil(buffer/4) offloaded whole (HybridDeviceOptimizer.step):
+// grad D2H n·4 B (fp32 pinned buffer), CPU Adam n·14 FLOPs, param H2D n·2 B (bf16), no GPU step.
+// With --overlap-cpu-optimizer-d2h-h2d one CPU op carries the D2H bytes it overlaps.
+TEST(StepGraphTest, CpuOffloadedOptimizerCopiesGradsDownAndParamsUp) {
+  config::TrainingConfig training = FsdpTraining(config::FsdpStrategy::kOptim);
+  training.optimizer.cpu_offload = true;
+  const int64_t n = (36 * kQwen3With8BLayerNumel + kQwen3With8BRootNumel + 3) / 4;
+  const StepGraph serial = BuildStepGraph(io::LoadPreset("Qwen3-8B"), training, 0);
+  ASSERT_EQ(Named(serial, "optimizer.grad_d2h").size(), 1u);
+  EXPECT_EQ(Named(serial, "optimizer.grad_d2h")[0].bytes, 4 * n);
+  EXPECT_EQ(Named(serial, "optimizer.grad_d2h")[0].role.kind, OpKind::kHostTransfer);
+  ASSERT_EQ(Named(serial, "optimizer.cpu_step").size(), 1u);
+  EXPECT_EQ(Named(serial, "optimizer.cpu_step")[0].flops, 14 * n);
+  EXPECT_EQ(Named(serial, "optimizer.cpu_step")[0].bytes, 0);
+  ASSERT_EQ(Named(serial, "optimizer.param_h2d").size(), 1u);
+  EXPECT_EQ(Named(serial, "optimizer.param_h2d")[0].bytes, 2 * n);
+  EXPECT_TRUE(Named(serial, "optimizer.step").empty());
+
+  training.optimizer.overlap_d2h_h2d = true;
+  const StepGraph overlapped = BuildStepGraph(io::LoadPreset("Qwen3-8B"), training, 0);
+  EXPECT_TRUE(Named(overlapped, "optimizer.grad_d2h").empty());
+  ASSERT_EQ(Named(overlapped, "optimizer.cpu_step").size(), 1u);
+  EXPECT_EQ(Named(overlapped, "optimizer.cpu_step")[0].bytes, 4 * n);
+}
+
+// SGD with momentum: 7 FLOPs per parameter (unscale 1, weight decay 2, momentum 2, update 2).
+TEST(StepGraphTest, SgdStepCountsSevenFlopsPerParameter) {
+  config::TrainingConfig training = FsdpTraining(config::FsdpStrategy::kOptim);
+  training.optimizer.kind = config::OptimizerKind::kSgd;
+  const int64_t n = (36 * kQwen3With8BLayerNumel + kQwen3With8BRootNumel + 3) / 4;
+  const std::vector<Op> step =
+      Named(BuildStepGraph(io::LoadPreset("Qwen3-8B"), training, 0), "optimizer.step");
+  ASSERT_EQ(step.size(), 1u);
+  EXPECT_EQ(step[0].flops, 7 * n);
 }
 
 }  // namespace

@@ -88,12 +88,12 @@ TEST(VisionOpsTest, ValidationNeedsAVisionTowerAndTokensWithinTheSequence) {
   config::TrainingConfig training = VisionTraining(1, 1);
   const config::ValidationResult text_only = config::Validate(io::LoadPreset("Qwen3-8B"), training);
   ASSERT_FALSE(text_only.ok());
-  EXPECT_EQ(text_only.errors[0].rule, "C43");
+  EXPECT_EQ(text_only.errors[0].rule, "C44");
   training.batch.vision_tokens_per_sample = 8192;
   const config::ValidationResult too_many =
       config::Validate(io::LoadPreset("Qwen3.5-27B"), training);
   ASSERT_FALSE(too_many.ok());
-  EXPECT_EQ(too_many.errors[0].rule, "C43");
+  EXPECT_EQ(too_many.errors[0].rule, "C44");
 }
 
 }  // namespace

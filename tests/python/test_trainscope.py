@@ -51,6 +51,16 @@ class TrainscopeModuleTest(unittest.TestCase):
                          cli_json("validate", "--model", "Qwen3-8B", "--num-gpus", "16", "--tp",
                                   "2", "--gbs", "64", "--seq", "4096", "--gpu", "H100"))
 
+    def test_weight_sync_equals_cli_json(self):
+        result = trainscope.weight_sync(model="Qwen3.5-35B-A3B", num_gpus=8, tp=2, ep=8, etp=1,
+                                        sequence_parallel=True, rollout_gpus=8, rollout_tp=8,
+                                        gpu="H100")
+        expected = cli_json("weight-sync", "--model", "Qwen3.5-35B-A3B", "--num-gpus", "8",
+                            "--tp", "2", "--ep", "8", "--etp", "1", "--sequence-parallel",
+                            "--rollout-gpus", "8", "--rollout-tp", "8", "--gpu", "H100")
+        self.assertEqual(result, expected)
+        self.assertGreater(result["total_seconds"], 0)
+
     def test_unknown_flag_raises_error_without_rule(self):
         with self.assertRaises(trainscope.Error) as caught:
             trainscope.params(model="Qwen3-8B", tensor_parallel=2)

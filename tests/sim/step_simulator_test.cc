@@ -10,6 +10,7 @@
 
 #include "tiny_configs.h"
 #include "trainscope/io/hf_config_loader.h"
+#include "trainscope/sim/step_metrics.h"
 
 namespace trainscope::sim {
 namespace {
@@ -240,6 +241,21 @@ TEST(StepSimulatorTest, MoeLoadFactorScalesRoutedOpsOnly) {
   }
   ASSERT_GT(routed, 0);
   EXPECT_NEAR(skewed.step_seconds - balanced.step_seconds, routed, 1e-12);
+}
+
+// The 6·N·D convention: Qwen3-30B-A3B has 3,353,032,704 active parameters (KerasHub qwen3_moe
+// presets; embeddings included). GBS 8 × 4096 tokens in 2 s on 8 GPUs of 1e15 FLOP/s:
+// 6 · 3,353,032,704 · 32,768 / 2 / 8 / 1e15 = 0.041200...
+TEST(StepMetricsTest, ReportsSixNActiveMfuBesideMegatronMfu) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training;
+  training.parallel.world_size = 8;
+  training.batch.global_batch_size = 8;
+  const StepMetrics metrics = ComputeStepMetrics(model, training, 2.0, 1e15);
+  const double expected_flops = 6.0 * 3'353'032'704.0 * 8 * 4096;
+  EXPECT_DOUBLE_EQ(metrics.six_n_flops_per_step, expected_flops);
+  EXPECT_DOUBLE_EQ(metrics.six_n_mfu, expected_flops / 2.0 / 8 / 1e15);
+  EXPECT_GT(metrics.mfu, 0);
 }
 
 }  // namespace

@@ -54,6 +54,19 @@ struct ClusterSpec {
   int64_t nvlink_domain_gpus = 8;  // GPUs sharing one NVLink domain (72 for GB200/GB300 NVL72)
   double scale_out_bytes_per_second = 0;  // NIC bandwidth per GPU, per direction; 0 = unknown
   bool nvls = true;  // NVLink SHARP all-reduce available (Hopper/Blackwell NVSwitch)
+  // Host link of one GPU, per direction (cluster file `pcie_gbps`, GB/s): pinned D2H/H2D copies
+  // of the CPU-offloaded optimizer. Default 25 GB/s, an estimate of the achieved rate of a PCIe
+  // Gen4 x16 link (32 GB/s raw per direction, PCI-SIG); Gen5 hosts reach about twice that.
+  double pcie_bytes_per_second = 25e9;
+  // CPU optimizer throughput of one node, shared by its GPUs' ranks (cluster file
+  // `cpu_optimizer_gflops`): 14 Adam FLOPs per parameter x 1.16 Gparam/s = 16.3 GFLOP/s, from
+  // Megatron's HybridDeviceOptimizer stepping 36 B params on 2 nodes in 15.5 s
+  // (ISEEKYAN/Megatron-LM issue #188).
+  double cpu_optimizer_flops_per_second = 16.3e9;
+  // Shared checkpoint storage of the cluster, per direction (cluster file `storage_gbps`, GB/s):
+  // the disk weight-sync transport writes and re-reads the HF checkpoint through it. Default
+  // 2 GB/s, an estimate (one NVMe drive's sequential write; no published RL-cluster figure).
+  double storage_bytes_per_second = 2e9;
   // Calibration constants, including the per-hop scale-out latency
   // (link.scale_out_latency_seconds), so a calibration file overrides them all in one place.
   LinkEfficiency link;

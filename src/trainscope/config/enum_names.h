@@ -20,6 +20,16 @@ struct EnumName {
 
 inline constexpr EnumName<CoreVersion> kCoreVersionNames[] = {
     {CoreVersion::kV0_16, "0.16"}, {CoreVersion::kV0_17, "0.17"}, {CoreVersion::kV0_18, "0.18"}};
+inline constexpr EnumName<Framework> kFrameworkNames[] = {
+    {Framework::kMegatronCore, "megatron-core"},
+    {Framework::kMegatronBridge, "megatron-bridge"},
+    {Framework::kAreal, "areal"},
+    {Framework::kSlime, "slime"},
+    {Framework::kVerl, "verl"}};
+inline constexpr EnumName<BridgeVersion> kBridgeVersionNames[] = {
+    {BridgeVersion::kV0_4, "0.4"}, {BridgeVersion::kV0_5, "0.5"}, {BridgeVersion::kV0_6, "0.6"}};
+inline constexpr EnumName<OptimizerKind> kOptimizerKindNames[] = {{OptimizerKind::kAdam, "adam"},
+                                                                  {OptimizerKind::kSgd, "sgd"}};
 inline constexpr EnumName<TokenDispatcher> kDispatcherNames[] = {
     {TokenDispatcher::kAllGather, "allgather"},
     {TokenDispatcher::kAllToAll, "alltoall"},

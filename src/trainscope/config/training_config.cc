@@ -1,5 +1,7 @@
 #include "trainscope/config/training_config.h"
 
+#include <cmath>
+
 #include "trainscope/config/enum_names.h"
 #include "trainscope/config/model_config.h"
 #include "trainscope/error.h"
@@ -16,6 +18,38 @@ std::string ToString(RecomputeMethod method) { return NameOf(kRecomputeMethodNam
 std::string ToString(CpCommType type) { return NameOf(kCpCommTypeNames, type); }
 std::string ToString(SequenceLayout layout) { return NameOf(kSequenceLayoutNames, layout); }
 std::string ToString(RankOrder order) { return NameOf(kRankOrderNames, order); }
+
+int64_t OptimizerConfig::HostNumel(int64_t numel) const {
+  return std::llround(HostFraction() * static_cast<double>(numel));
+}
+
+TrainingConfig UnsplitGdnTraining(const TrainingConfig& training) {
+  TrainingConfig whole = training;
+  whole.parallel.tensor = 1;
+  whole.parallel.context = 1;
+  whole.sequence_parallel = false;
+  whole.framework = FrameworkProfile{};
+  return whole;
+}
+
+TrainingConfig WithFrameworkDefaults(TrainingConfig training) {
+  switch (training.framework.framework) {
+    case Framework::kAreal:
+      if (!training.parallel.expert_tensor) training.parallel.expert_tensor = 1;
+      training.sequence_parallel = training.sequence_parallel || training.parallel.tensor > 1;
+      break;
+    case Framework::kVerl:
+      training.sequence_parallel = training.sequence_parallel || training.parallel.tensor > 1;
+      break;
+    case Framework::kSlime:
+      training.data_parallel.distributed_optimizer = true;
+      break;
+    case Framework::kMegatronCore:
+    case Framework::kMegatronBridge:
+      break;
+  }
+  return training;
+}
 
 int64_t BytesOf(RouterDtype dtype) {
   switch (dtype) {
@@ -77,6 +111,18 @@ int64_t TrainingConfig::GradReduceBytes() const {
 
 SequenceLayout TrainingConfig::ResolvedSequenceLayout(const ModelConfig& model) const {
   if (sequence_layout != SequenceLayout::kAuto) return sequence_layout;
+  if (model.HasGdn()) {
+    switch (framework.framework) {
+      case Framework::kSlime:  // packed THD with cu_seqlens (slime/backends/megatron_utils/data.py)
+        return SequenceLayout::kThd;
+      case Framework::kAreal:  // PADDED for qwen3_5* (areal/engine/core/model.py)
+      case Framework::kVerl:   // use_remove_padding: False for GDN (verl issue #7203)
+        return SequenceLayout::kBshd;
+      case Framework::kMegatronCore:
+      case Framework::kMegatronBridge:
+        break;
+    }
+  }
   // Section 7.5 and C32: packed sequences with Gated DeltaNet need core >= 0.18, micro-batch 1
   // and no deterministic mode; auto picks THD only where it is legal.
   const bool packed_forbidden = model.HasGdn() && (core_version <= CoreVersion::kV0_17 ||

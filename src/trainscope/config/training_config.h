@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/config/framework.h"
+
 namespace trainscope::config {
 
 struct ModelConfig;  // config/model_config.h
@@ -173,6 +175,26 @@ struct ContextParallelConfig {
 // THD = packed variable-length sequences; BSHD = padded fixed-length batches.
 enum class SequenceLayout { kAuto, kThd, kBshd };
 
+enum class OptimizerKind { kAdam, kSgd };
+
+// The optimizer (megatron/core/optimizer/optimizer_config.py) and Megatron-Core's CPU offload of
+// its state (HybridDeviceOptimizer, optimizer/cpu_offloading/hybrid_optimizer.py).
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::kAdam;  // --optimizer (arguments.py default adam)
+  double sgd_momentum = 0.9;                  // --sgd-momentum (arguments.py default 0.9)
+  bool cpu_offload = false;                   // --optimizer-cpu-offload
+  double offload_fraction = 1.0;  // --optimizer-offload-fraction (training-args default 1.0)
+  bool overlap_d2h_h2d = false;   // --overlap-cpu-optimizer-d2h-h2d
+  // The share of this rank's optimizer parameters stepped on the host: the offload fraction
+  // with --optimizer-cpu-offload, else 0.
+  [[nodiscard]] double HostFraction() const { return cpu_offload ? offload_fraction : 0.0; }
+  // Of `numel` optimizer parameters, those stepped on the host: HostFraction()·numel rounded to
+  // the nearest parameter (Megatron offloads whole tensors up to the fraction,
+  // _get_sub_optimizer_param_groups; tensor granularity is not modelled).
+  [[nodiscard]] int64_t HostNumel(int64_t numel) const;
+  friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
+};
+
 struct TrainingConfig {
   ParallelSizes parallel;
   BatchConfig batch;
@@ -190,6 +212,12 @@ struct TrainingConfig {
   int64_t make_vocab_size_divisible_by = 128;
   CoreVersion core_version = kNewestCoreVersion;
   SequenceLayout sequence_layout = SequenceLayout::kAuto;
+  FrameworkProfile framework;  // --framework, --megatron-bridge
+  OptimizerConfig optimizer;
+  // --forward-only: an eval-mode pass (RL ref / old-policy log-probs; schedules.py with
+  // forward_only=True): forwards of every micro-batch only, no recompute, no gradients, no DP
+  // gradient sync, no optimizer.
+  bool forward_only = false;
 
   // GBS: --global-batch-size, else b·d (one micro-batch per data-parallel rank, as Megatron-LM
   // defaults it). Precondition: t·p·c > 0.
@@ -207,7 +235,9 @@ struct TrainingConfig {
   [[nodiscard]] int64_t GradReduceBytes() const;
   // The sequence layout actually used: the explicit choice, or for kAuto THD (packed) unless the
   // model has Gated DeltaNet layers and the core version (<= 0.17), micro-batch size (> 1 on
-  // 0.18) or deterministic mode forbids packed sequences, in which case BSHD (padded).
+  // 0.18) or deterministic mode forbids packed sequences, in which case BSHD (padded). Under a
+  // framework profile, kAuto follows the framework for GDN models: slime always packs (THD,
+  // its GDN is not Megatron-Core's); AReaL and verl pad (BSHD).
   [[nodiscard]] SequenceLayout ResolvedSequenceLayout(const ModelConfig& model) const;
   friend bool operator==(const TrainingConfig&, const TrainingConfig&) = default;
 };
@@ -219,6 +249,20 @@ struct TrainingConfig {
 [[nodiscard]] std::string ToString(CpCommType type);
 [[nodiscard]] std::string ToString(SequenceLayout layout);
 [[nodiscard]] std::string ToString(RankOrder order);
+
+// `training` with the defaults of its framework profile where the user left a value unset:
+// AReaL's expert-TP size 1 (areal/api/alloc_mode.py, ParallelStrategy.expert_tensor_parallel_size);
+// sequence parallelism whenever t > 1 under AReaL and verl, whose HF-to-Megatron config
+// converters set sequence_parallel = (TP size > 1) (verl/models/mcore/config_converter.py); and
+// slime's distributed optimizer (slime/backends/megatron_utils/arguments.py,
+// _set_default_megatron_args: "always use zero optimizer").
+[[nodiscard]] TrainingConfig WithFrameworkDefaults(TrainingConfig training);
+
+// The configuration one rank of slime's duplicated Gated DeltaNet computes under: no TP or CP
+// split and no sequence parallelism (slime_plugins/models/hf_attention.py,
+// HuggingfaceAttention.forward), every other setting kept; the framework is reset so that
+// builders given it do not duplicate again.
+[[nodiscard]] TrainingConfig UnsplitGdnTraining(const TrainingConfig& training);
 
 }  // namespace trainscope::config
 

@@ -93,6 +93,17 @@ ValidationResult Validate(const ModelConfig& model, const TrainingConfig& traini
   internal::CheckRecomputeOptions(training, result);
   internal::CheckRecomputeModules(model, training, result);
   internal::CheckCpuOffloading(training, result);
+  internal::CheckOptimizerOffload(training, result);
+  // The rules so far are Megatron-Core's; the framework's own rules name their profile.
+  std::string core = "megatron-core ";
+  core.append(ToString(training.core_version));
+  if (training.framework.framework != Framework::kMegatronCore) {
+    core.append(" (").append(ToString(training.framework.framework)).append(")");
+  }
+  for (std::vector<Violation>* list : {&result.errors, &result.warnings}) {
+    for (Violation& violation : *list) violation.profile = core;
+  }
+  internal::CheckFrameworkRules(model, training, result);
   return result;
 }
 

@@ -19,6 +19,8 @@ struct Violation {
   std::vector<std::string> flags;  // Megatron flags involved, e.g. "--tensor-model-parallel-size"
   std::string message;             // what is wrong, with the values
   std::string fix;                 // what would make it valid
+  // The profile whose rule this is: "megatron-core 0.18", "megatron-bridge 0.4", "areal", ...
+  std::string profile;
   friend bool operator==(const Violation&, const Violation&) = default;
 };
 
@@ -28,7 +30,9 @@ struct ValidationResult {
   [[nodiscard]] bool ok() const { return errors.empty(); }
 };
 
-// Checks every rule; the result lists all violations, not only the first.
+// Checks every rule of Megatron-Core (at training.core_version) and of the framework profile
+// (training.framework); the result lists all violations, not only the first, each naming the
+// profile it belongs to.
 [[nodiscard]] ValidationResult Validate(const ModelConfig& model, const TrainingConfig& training);
 
 }  // namespace trainscope::config

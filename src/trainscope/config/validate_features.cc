@@ -81,15 +81,18 @@ bool CheckGdnDims(const GdnConfig& gdn, ValidationResult& result) {
   return ok;
 }
 
-// C29, C30: head counts and their tensor/context-parallel split (transformer_config.py:1493-1509;
+// C29: value heads are a multiple of key heads (transformer_config.py:1493-1497).
+void CheckGdnHeadRatio(const GdnConfig& gdn, ValidationResult& result) {
+  if (gdn.num_value_heads % gdn.num_key_heads == 0) return;
+  AddError(result, "C29", {kGdnValueHeads, kGdnKeyHeads},
+           fmt::format("--linear-num-value-heads {}: not a multiple of --linear-num-key-heads {}",
+                       gdn.num_value_heads, gdn.num_key_heads),
+           "fix the model configuration (linear_num_value_heads)");
+}
+
+// C30: head counts over the tensor/context-parallel split (transformer_config.py:1498-1509;
 // `% t` only up to core 0.17: tags core_v0.16.0 to core_v0.17.1).
 void CheckGdnHeads(const GdnConfig& gdn, const TrainingConfig& training, ValidationResult& result) {
-  if (gdn.num_value_heads % gdn.num_key_heads != 0) {
-    AddError(result, "C29", {kGdnValueHeads, kGdnKeyHeads},
-             fmt::format("--linear-num-value-heads {}: not a multiple of --linear-num-key-heads {}",
-                         gdn.num_value_heads, gdn.num_key_heads),
-             "fix the model configuration (linear_num_value_heads)");
-  }
   const int64_t t = training.parallel.tensor;
   const int64_t c = training.parallel.context;
   const bool per_tc = !IsCore017OrOlder(training);
@@ -191,7 +194,7 @@ void CheckContextParallel(const ModelConfig& model, const TrainingConfig& traini
   }
 }
 
-// C43: image tokens need a vision tower, fit in the sequence, and the tower's heads and widths
+// C44: image tokens need a vision tower, fit in the sequence, and the tower's heads and widths
 // split over TP (its qkv, fc1 and merger fc1 are column-parallel).
 void CheckVision(const ModelConfig& model, const TrainingConfig& training,
                  ValidationResult& result) {
@@ -200,13 +203,13 @@ void CheckVision(const ModelConfig& model, const TrainingConfig& training,
   const VisionConfig& vision = model.vision;
   if (!vision.Present()) {
     AddError(
-        result, "C43", {kVisionTokens},
+        result, "C44", {kVisionTokens},
         fmt::format("--vision-tokens-per-sample {}: {} has no vision tower", tokens, model.name),
         "drop --vision-tokens-per-sample, or use a Qwen3.5 model");
     return;
   }
   if (tokens > training.batch.seq_length) {
-    AddError(result, "C43", {kVisionTokens, kSeqLength},
+    AddError(result, "C44", {kVisionTokens, kSeqLength},
              fmt::format("--vision-tokens-per-sample {}: more than --seq-length {} (image tokens "
                          "are positions of the text sequence)",
                          tokens, training.batch.seq_length),
@@ -215,7 +218,7 @@ void CheckVision(const ModelConfig& model, const TrainingConfig& training,
   const int64_t t = training.parallel.tensor;
   if (vision.num_heads % t != 0 || vision.intermediate_size % t != 0 ||
       vision.hidden_size % vision.num_heads != 0) {
-    AddError(result, "C43", {kVisionTokens, kTp},
+    AddError(result, "C44", {kVisionTokens, kTp},
              fmt::format("vision tower: {} heads and MLP width {} do not split over t = {}",
                          vision.num_heads, vision.intermediate_size, t),
              "choose --tensor-model-parallel-size dividing both");
@@ -225,6 +228,13 @@ void CheckVision(const ModelConfig& model, const TrainingConfig& training,
 void CheckGdn(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result) {
   if (!model.HasGdn()) return;
   if (!CheckGdnDims(model.gdn, result)) return;
+  if (training.framework.DuplicatesGdn()) {
+    // slime runs the whole GDN unsplit in its HuggingfaceAttention wrapper (plain nn.Linear, THD
+    // via cu_seqlens, any CP), so only the model's own head ratio applies (C29).
+    CheckGdnHeadRatio(model.gdn, result);
+    return;
+  }
+  CheckGdnHeadRatio(model.gdn, result);
   CheckGdnHeads(model.gdn, training, result);
   CheckGdnVersion(model, training, result);
   CheckGdnFp8(model.gdn, training, result);

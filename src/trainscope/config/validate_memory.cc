@@ -198,4 +198,16 @@ void CheckCpuOffloading(const TrainingConfig& training, ValidationResult& result
   }
 }
 
+// C43: the hybrid device optimizer reuses the precision-aware optimizer's code path, so
+// --optimizer-cpu-offload requires --use-precision-aware-optimizer (Megatron-LM
+// megatron/training/arguments.py, validate_args;
+// docs/user-guide/features/optimizer_cpu_offload.md).
+void CheckOptimizerOffload(const TrainingConfig& training, ValidationResult& result) {
+  if (!training.optimizer.cpu_offload || training.precision.precision_aware_optimizer) return;
+  AddError(result, "C43", {kOptimizerCpuOffload, kPrecisionAware},
+           "--optimizer-cpu-offload: needs --use-precision-aware-optimizer (the hybrid device "
+           "optimizer reuses its code path)",
+           "add --use-precision-aware-optimizer");
+}
+
 }  // namespace trainscope::config::internal

@@ -70,6 +70,11 @@ inline constexpr char kDistributeSaved[] = "--distribute-saved-activations";
 inline constexpr char kCpuOffloading[] = "--cpu-offloading";
 inline constexpr char kDeterministic[] = "--deterministic-mode";
 inline constexpr char kCore[] = "--megatron-core";
+inline constexpr char kFramework[] = "--framework";
+inline constexpr char kOptimizerCpuOffload[] = "--optimizer-cpu-offload";
+inline constexpr char kPrecisionAware[] = "--use-precision-aware-optimizer";
+inline constexpr char kBridge[] = "--megatron-bridge";
+inline constexpr char kMtp[] = "--mtp-num-layers";
 inline constexpr char kLayout[] = "--sequence-layout";
 inline constexpr char kGdnConv[] = "--linear-conv-kernel-dim";
 inline constexpr char kGdnKeyDim[] = "--linear-key-head-dim";
@@ -148,6 +153,14 @@ void CheckRecomputeModules(const ModelConfig& model, const TrainingConfig& train
                            ValidationResult& result);
 // C42: CPU offloading.
 void CheckCpuOffloading(const TrainingConfig& training, ValidationResult& result);
+// C43: the optimizer's CPU offload.
+void CheckOptimizerOffload(const TrainingConfig& training, ValidationResult& result);
+
+// Framework profiles (validate_framework.cc).
+// MB1-MB3 (Megatron-Bridge's Qwen3.5 provider and export), AR1 (AReaL): each violation names its
+// profile.
+void CheckFrameworkRules(const ModelConfig& model, const TrainingConfig& training,
+                         ValidationResult& result);
 
 }  // namespace trainscope::config::internal
 

@@ -98,12 +98,11 @@ int64_t AttentionBytes(const LayerOpContext& c, const Dims& d, bool selective) {
 // alpha views), conv output (kernel q, k, v), q/k L2-norm rstd, decay g (fp32) and beta, the FLA
 // kernel's WY matrix A [S, H_v, chunk] in bf16, the kernel output o and out_norm rstd, and the
 // out_norm output that out_proj saves (dropped with its rstd by gdn_norm_out, gdn.py:266-287).
-int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+int64_t GdnMixerBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t v_heads = g.num_value_heads / d.t, k_heads = g.num_key_heads / d.t;
   const int64_t vd = g.ValueWidth() / d.t;
-  int64_t bytes = FusedNormBytes(c, d);
-  bytes += Bytes(d.tokens, g.InProjWidth() / d.t, kBf16Bytes);
+  int64_t bytes = Bytes(d.tokens, g.InProjWidth() / d.t, kBf16Bytes);
   bytes += Bytes(d.tokens, g.ConvChannels() / d.t, kBf16Bytes);
   bytes += Bytes(d.tokens, 2 * k_heads, kFp32Bytes);
   bytes += Bytes(d.tokens, v_heads, kFp32Bytes + kBf16Bytes);
@@ -113,6 +112,20 @@ int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
     bytes += GemmInputBytes(c, d.tokens, vd) + Bytes(d.tokens, v_heads, kFp32Bytes);
   }
   return bytes;
+}
+
+int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+  if (!c.training.framework.DuplicatesGdn()) {
+    return FusedNormBytes(c, d) + GdnMixerBytes(c, d, selective);
+  }
+  // slime's HuggingfaceAttention: the input norm (input and rstd) on the rank's tokens, the
+  // gathered whole sequence that the plain nn.Linear in_proj saves, and the whole GDN's tensors
+  // on every TP·CP rank.
+  const config::TrainingConfig whole = config::UnsplitGdnTraining(c.training);
+  const LayerOpContext unsplit{.model = c.model, .training = whole, .layout = c.layout};
+  const Dims u = MakeDims(unsplit);
+  return Bytes(d.sp_tokens, d.h, kBf16Bytes) + Bytes(d.sp_tokens, 1, kFp32Bytes) +
+         Bytes(u.tokens, d.h, kBf16Bytes) + GdnMixerBytes(unsplit, u, selective);
 }
 
 // SwiGLU MLP after its (fused) pre-MLP norm: fc1 output 2F/t (SwiGLU input, bf16) and the

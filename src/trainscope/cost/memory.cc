@@ -31,6 +31,7 @@ struct ModelStates {
   int64_t optimizer_bytes = 0;
   int64_t unit_buffer_bytes = 0;     // Megatron-FSDP gathered units
   int64_t optimizer_step_bytes = 0;  // fp32 grad copy alive only during the optimizer step
+  int64_t host_optimizer_bytes = 0;  // pinned host state of the CPU-offloaded share
 };
 
 int64_t Mul(int64_t a, int64_t b) { return CheckedMul(a, b, kWhat); }
@@ -49,12 +50,21 @@ bool TeManagesMasterWeights(const config::PrecisionConfig& precision) {
 // precision-aware dtypes) plus the master copy of 16-bit params: fp32, or under TE's FusedAdam
 // main_params_dtype, where fp32 masters of bf16 params keep only the 16-bit remainder
 // (store_param_remainders, default on, optimizer_config.py:192).
+// SGD keeps one fp32 momentum buffer, none at momentum 0 (torch.optim.SGD / apex FusedSGD,
+// megatron/core/optimizer/__init__.py).
+int64_t MomentBytesPerParam(const TrainingConfig& training) {
+  if (training.optimizer.kind == config::OptimizerKind::kSgd) {
+    return training.optimizer.sgd_momentum > 0 ? kFp32Bytes : 0;
+  }
+  const config::PrecisionConfig& precision = training.precision;
+  return precision.precision_aware_optimizer
+             ? config::BytesOf(precision.exp_avg) + config::BytesOf(precision.exp_avg_sq)
+             : 2 * kFp32Bytes;
+}
+
 int64_t OptimizerBytesPerParam(const TrainingConfig& training) {
   const config::PrecisionConfig& precision = training.precision;
-  const int64_t moments =
-      precision.precision_aware_optimizer
-          ? config::BytesOf(precision.exp_avg) + config::BytesOf(precision.exp_avg_sq)
-          : 2 * kFp32Bytes;
+  const int64_t moments = MomentBytesPerParam(training);
   if (precision.params == config::ParamDtype::kFp32) return moments;
   if (!TeManagesMasterWeights(precision)) return moments + kFp32Bytes;
   if (precision.main_params == config::OptimizerDtype::kFp32 &&
@@ -62,6 +72,25 @@ int64_t OptimizerBytesPerParam(const TrainingConfig& training) {
     return moments + kBf16Bytes;
   }
   return moments + config::BytesOf(precision.main_params);
+}
+
+// Pinned host bytes per offloaded parameter (HybridDeviceOptimizer, param_update_in_fp32): the fp32
+// master copy, the CPU optimizer's fp32 state (Adam exp_avg + exp_avg_sq; SGD's momentum) and the
+// pinned fp32 grad buffer: 16 for Adam.
+int64_t HostBytesPerParam(const TrainingConfig& training) {
+  const bool sgd = training.optimizer.kind == config::OptimizerKind::kSgd;
+  const int64_t state =
+      sgd ? (training.optimizer.sgd_momentum > 0 ? kFp32Bytes : 0) : 2 * kFp32Bytes;
+  return kFp32Bytes + state + kFp32Bytes;
+}
+
+// Moves the CPU-offloaded share of `optimizer_numel` parameters' state from the GPU to the host:
+// the GPU keeps the master and moments of the rest; the model params and grads stay on the GPU.
+void OffloadOptimizer(const TrainingConfig& training, int64_t optimizer_numel,
+                      ModelStates& states) {
+  const int64_t host = training.optimizer.HostNumel(optimizer_numel);
+  states.optimizer_bytes = Mul(optimizer_numel - host, OptimizerBytesPerParam(training));
+  states.host_optimizer_bytes = Mul(host, HostBytesPerParam(training));
 }
 
 // With 16-bit main grads the optimizer step casts the shard's grads to an fp32 .grad
@@ -90,7 +119,7 @@ int64_t TeLinearNumel(const graph::LayerOpContext& context, const config::Pipeli
   int64_t numel = 0;
   for (int64_t j = 0; j < layout.virtual_stages; ++j) {
     for (const graph::internal::TensorGroup& group : graph::internal::ChunkTensors(
-             context.model, layout.Chunk(pipeline_rank, j), context.training.parallel.pipeline)) {
+             context.model, context.training, layout.Chunk(pipeline_rank, j))) {
       for (const graph::WeightTensor& tensor : group.tensors) {
         if (!IsTeLinear(tensor)) continue;
         numel = CheckedAdd(
@@ -132,11 +161,13 @@ ModelStates DdpStates(const graph::StageParams& stage, const RankParams& params,
   const int64_t numel = distributed ? padded : stage.total;
   const int64_t optimizer_numel = distributed ? shard : stage.total;
   const int64_t weights = Mul(numel, config::BytesOf(training.precision.params));
-  return {
+  ModelStates states{
       .weights_bytes = CheckedAdd(weights, Fp8WeightDeltaBytes(training.precision, linear), kWhat),
       .grads_bytes = Mul(numel, training.GradReduceBytes()),
       .optimizer_bytes = Mul(optimizer_numel, OptimizerBytesPerParam(training)),
       .optimizer_step_bytes = Mul(optimizer_numel, StepCopyBytesPerParam(training))};
+  OffloadOptimizer(training, optimizer_numel, states);
+  return states;
 }
 
 // Megatron-FSDP (megatron_fsdp.py): each chunk's dense buffer is sharded over dp×cp and its expert
@@ -170,6 +201,7 @@ ModelStates FsdpStates(const graph::StageParams& stage, const RankParams& params
       .grads_bytes = Mul(shard_grads ? shard : stage.total, training.GradReduceBytes()),
       .optimizer_bytes = Mul(optimizer_numel, OptimizerBytesPerParam(training)),
       .optimizer_step_bytes = Mul(optimizer_numel, StepCopyBytesPerParam(training))};
+  OffloadOptimizer(training, optimizer_numel, states);
   // The root unit stays gathered for the step and one layer unit is gathered at a time; with
   // sharded grads one unit's full gradient exists before its reduce-scatter.
   if (shard_params) states.unit_buffer_bytes = Mul(root + largest_unit, param_bytes);
@@ -209,6 +241,17 @@ void AddActivations(const graph::LayerOpContext& context, const config::Pipeline
         it->num_layers += part.num_layers;
       }
     }
+  }
+  if (context.training.forward_only) {
+    // Eval mode saves nothing for backward: the working set plus one block's activations of
+    // one micro-batch (the largest), alive while that block runs.
+    int64_t block = 0;
+    for (const ActivationBreakdown& part : rank.activations) {
+      block = std::max(block, part.bytes_per_micro_batch);
+    }
+    rank.in_flight_micro_batches = 0;
+    rank.activations_bytes = CheckedAdd(rank.activation_working_set_bytes, block, kWhat);
+    return;
   }
   rank.in_flight_micro_batches = InFlightPasses(context.training, v, rank.pipeline_rank, m);
   const int64_t group = context.training.MicroBatchGroupSize();
@@ -267,9 +310,13 @@ RankMemory StageMemory(const graph::LayerOpContext& context, const config::Pipel
                                  : DdpStates(stage, params, context.training,
                                              TeLinearNumel(context, layout, stage.pipeline_rank));
   rank.weights_bytes = states.weights_bytes;
-  rank.grads_bytes = states.grads_bytes;
-  rank.optimizer_bytes = states.optimizer_bytes;
-  rank.optimizer_step_bytes = states.optimizer_step_bytes;
+  // A forward-only pass (eval mode) keeps no gradients and no optimizer state.
+  if (!context.training.forward_only) {
+    rank.grads_bytes = states.grads_bytes;
+    rank.optimizer_bytes = states.optimizer_bytes;
+    rank.optimizer_step_bytes = states.optimizer_step_bytes;
+    rank.host_optimizer_bytes = states.host_optimizer_bytes;
+  }
   AddActivations(context, layout, m, overheads.moe_load_factor, rank);
   rank.num_communicators = CountCommunicators(context, mapping, stage.pipeline_rank);
   // Two phases: forward/backward holds the activations (and FSDP unit buffers), the optimizer
@@ -280,7 +327,7 @@ RankMemory StageMemory(const graph::LayerOpContext& context, const config::Pipel
   }
   const int64_t training_phase = CheckedAdd(
       states_bytes, CheckedAdd(rank.activations_bytes, states.unit_buffer_bytes, kWhat), kWhat);
-  const int64_t step_phase = CheckedAdd(states_bytes, states.optimizer_step_bytes, kWhat);
+  const int64_t step_phase = CheckedAdd(states_bytes, rank.optimizer_step_bytes, kWhat);
   rank.allocated_bytes = std::max(training_phase, step_phase);
   const auto reserve = static_cast<int64_t>(
       std::llround(static_cast<double>(rank.allocated_bytes) * overheads.fragmentation_fraction));

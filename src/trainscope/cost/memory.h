@@ -72,6 +72,9 @@ struct RankMemory {
   int64_t in_flight_micro_batches = 0;
   int64_t activation_working_set_bytes = 0;  // part of activations_bytes held once, not per pass
   int64_t num_communicators = 0;             // NCCL communicators counted in buffers_bytes
+  // Pinned host memory of one rank's CPU-offloaded optimizer (--optimizer-cpu-offload): fp32
+  // master, moments and grad buffer of the offloaded share; not part of peak_bytes.
+  int64_t host_optimizer_bytes = 0;
   std::vector<ActivationBreakdown> activations;  // per layer kind, embedding, LM head/loss, MTP
   friend bool operator==(const RankMemory&, const RankMemory&) = default;
 };
@@ -80,6 +83,9 @@ struct MemoryEstimate {
   std::vector<RankMemory> stages;  // one per pipeline rank, in order
   int64_t max_peak_bytes = 0;
   int64_t max_peak_pipeline_rank = 0;  // the first stage with the highest peak
+  // Pinned host bytes of the offloaded optimizer on the fullest node: gpus_per_node ranks of the
+  // stage with the most host bytes (0 without --optimizer-cpu-offload).
+  int64_t max_host_bytes_per_node = 0;
   friend bool operator==(const MemoryEstimate&, const MemoryEstimate&) = default;
 };
 

@@ -297,26 +297,32 @@ void GdnOutNormKernel(OpSink& sink, const LayerOpContext& c) {
               c.TokensPerRank() * c.model.gdn.ValueWidth() / Tp(c), kGatedRmsNorm);
 }
 
-}  // namespace
-
-void GdnOutNorm(OpSink& sink, const LayerOpContext& c) {
-  GdnOutNormKernel(sink, c);
-  GdnCpA2a(sink, c, "gdn.cp.a2a_out", c.model.gdn.ValueWidth());  // head -> sequence
+// The gathers in front of slime's duplicated GDN, forward only (their backward splits): the SP
+// all-gather over TP (gather_from_sequence_parallel_region, tensor_parallel_output_grad=False)
+// and the CP all-gather of the whole sequence (_AllGatherForDuplicatedComputation).
+void DuplicatedGdnGathers(OpSink& sink, const LayerOpContext& c) {
+  if (c.SequenceParallel()) {
+    sink.Comm("gdn.sp.all_gather", CommRole(OpBlock::kGdn, CommPurpose::kSpGather),
+              Collective::kAllGather, GroupKind::kTp, Tp(c), c.ActivationBytes());
+  }
+  sink.Comm("gdn.cp.all_gather", CommRole(OpBlock::kGdn, CommPurpose::kCpGather),
+            Collective::kAllGather, GroupKind::kCp, Cp(c), Cp(c) * c.ActivationBytes());
 }
 
-void GdnForward(OpSink& sink, const LayerOpContext& c) {
+// in_proj through out_proj on the context's split (the unsplit one for slime).
+void GdnMixerForward(OpSink& sink, const LayerOpContext& c) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t h = c.model.hidden_size;
-  HiddenNorm(sink, c, OpBlock::kGdn, "gdn.input_norm");  // fused into in_proj (common.py:181-287)
   ColumnForward(sink, c, OpBlock::kGdn, "gdn.in_proj", g.InProjWidth() / Tp(c), h,
                 c.ActivationBytes());
   GdnCpA2a(sink, c, "gdn.cp.a2a_in", g.InProjWidth());  // sequence -> head (common.py:819-900)
   GdnCore(sink, c, 1);
-  GdnOutNorm(sink, c);
+  GdnOutNormKernel(sink, c);
+  GdnCpA2a(sink, c, "gdn.cp.a2a_out", g.ValueWidth());  // head -> sequence
   RowForward(sink, c, OpBlock::kGdn, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
 }
 
-void GdnBackward(OpSink& sink, const LayerOpContext& c) {
+void GdnMixerBackward(OpSink& sink, const LayerOpContext& c) {
   const config::GdnConfig& g = c.model.gdn;
   const int64_t h = c.model.hidden_size;
   RowBackward(sink, c, OpBlock::kGdn, "gdn.out_proj", h, g.ValueWidth() / Tp(c));
@@ -326,6 +332,40 @@ void GdnBackward(OpSink& sink, const LayerOpContext& c) {
   GdnCpA2a(sink, c, "gdn.cp.a2a_in.grad", g.InProjWidth());
   ColumnBackward(sink, c, OpBlock::kGdn, "gdn.in_proj", g.InProjWidth() / Tp(c), h,
                  c.ActivationBytes());
+}
+
+}  // namespace
+
+void GdnOutNorm(OpSink& sink, const LayerOpContext& c) {
+  if (c.training.framework.DuplicatesGdn()) {
+    const config::TrainingConfig whole = config::UnsplitGdnTraining(c.training);
+    GdnOutNormKernel(sink, LayerOpContext{.model = c.model, .training = whole, .layout = c.layout});
+    return;
+  }
+  GdnOutNormKernel(sink, c);
+  GdnCpA2a(sink, c, "gdn.cp.a2a_out", c.model.gdn.ValueWidth());  // head -> sequence
+}
+
+void GdnForward(OpSink& sink, const LayerOpContext& c) {
+  HiddenNorm(sink, c, OpBlock::kGdn, "gdn.input_norm");  // fused into in_proj (common.py:181-287)
+  if (!c.training.framework.DuplicatesGdn()) {
+    GdnMixerForward(sink, c);
+    return;
+  }
+  // slime: every TP·CP rank computes the whole GDN over the whole sequence, so its GEMMs,
+  // conv, gates, kernel and norm are t·c times a sharded rank's.
+  DuplicatedGdnGathers(sink, c);
+  const config::TrainingConfig whole = config::UnsplitGdnTraining(c.training);
+  GdnMixerForward(sink, LayerOpContext{.model = c.model, .training = whole, .layout = c.layout});
+}
+
+void GdnBackward(OpSink& sink, const LayerOpContext& c) {
+  if (!c.training.framework.DuplicatesGdn()) {
+    GdnMixerBackward(sink, c);
+  } else {
+    const config::TrainingConfig whole = config::UnsplitGdnTraining(c.training);
+    GdnMixerBackward(sink, LayerOpContext{.model = c.model, .training = whole, .layout = c.layout});
+  }
   HiddenNorm(sink, c, OpBlock::kGdn, "gdn.input_norm");
 }
 

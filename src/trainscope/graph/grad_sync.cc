@@ -18,6 +18,28 @@ constexpr int64_t kAdamFlopsPerParam = 14;
 // main grad read (4) and the bf16 model param written (2).
 constexpr int64_t kAdamBytesPerParam = 3 * 2 * kFp32Bytes + kFp32Bytes + kBf16Bytes;
 
+// SGD step per fp32 main parameter (torch.optim.SGD with momentum and weight decay): grad
+// unscale/clip 1, weight decay 2, momentum 2, lr update 2 = 7 FLOPs; at momentum 0, 5.
+// Bytes: fp32 main param read and written (8), the momentum read and written (8), the fp32 main
+// grad read (4) and the bf16 model param written (2).
+constexpr int64_t kSgdFlopsPerParam = 7;
+constexpr int64_t kSgdBytesPerParam = 2 * kFp32Bytes + 2 * kFp32Bytes + kFp32Bytes + kBf16Bytes;
+// Per offloaded parameter and step (HybridDeviceOptimizer.step): the grad copied into its pinned
+// fp32 CPU buffer (D2H) and the updated bf16 param copied back (H2D). The dtype of the D2H copy
+// of a bf16 grad is unverified (docs/frameworks.md).
+constexpr int64_t kHostGradBytesPerParam = kFp32Bytes;
+constexpr int64_t kHostParamBytesPerParam = kBf16Bytes;
+
+int64_t StepFlopsPerParam(const config::OptimizerConfig& optimizer) {
+  if (optimizer.kind == config::OptimizerKind::kAdam) return kAdamFlopsPerParam;
+  return optimizer.sgd_momentum > 0 ? kSgdFlopsPerParam : kSgdFlopsPerParam - 2;
+}
+
+int64_t StepBytesPerParam(const config::OptimizerConfig& optimizer) {
+  if (optimizer.kind == config::OptimizerKind::kAdam) return kAdamBytesPerParam;
+  return optimizer.sgd_momentum > 0 ? kSgdBytesPerParam : kSgdBytesPerParam - 2 * kFp32Bytes;
+}
+
 // Parameters this rank's optimizer updates: its shard of every bucket with the distributed
 // optimizer, else every local parameter.
 int64_t OptimizerNumel(const RankParams& params, bool distributed) {
@@ -97,11 +119,12 @@ int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
   const int64_t embedding_group =
       static_cast<int64_t>(mapping.GroupOf(GroupKind::kEmbedding, rank).size());
   if (params.shared_embedding_numel > 0 && embedding_group > 1) {
-    after = writer.Add(StepOp("embedding.grad_all_reduce",
-                              CommRole(OpBlock::kEmbedding, CommPurpose::kEmbeddingGrad),
-                              Phase::kGradSync, Collective::kAllReduce, GroupKind::kEmbedding,
-                              embedding_group, params.shared_embedding_numel * training.GradReduceBytes()),
-                       {after});
+    after = writer.Add(
+        StepOp("embedding.grad_all_reduce",
+               CommRole(OpBlock::kEmbedding, CommPurpose::kEmbeddingGrad), Phase::kGradSync,
+               Collective::kAllReduce, GroupKind::kEmbedding, embedding_group,
+               params.shared_embedding_numel * training.GradReduceBytes()),
+        {after});
   }
   const int64_t tp_dp_cp = sizes.tensor * sizes.Data() * sizes.context;
   if (training.moe.router_enable_expert_bias && params.num_moe_layers > 0 && tp_dp_cp > 1) {
@@ -115,6 +138,48 @@ int64_t EmitFinalizeOps(GraphWriter& writer, const RankParams& params,
   }
   return after;
 }
+
+namespace {
+
+Op HostOp(const std::string& name, OpKind kind, int64_t flops, int64_t bytes) {
+  Op op = StepOp(name, KernelRole(kind, OpBlock::kOptimizer), Phase::kOptimizer, Collective::kNone,
+                 GroupKind::kDpCp, 1, 0);
+  op.flops = flops;
+  op.bytes = bytes;
+  return op;
+}
+
+// The optimizer step of `gpu_numel` parameters on the GPU and, with --optimizer-cpu-offload,
+// `host_numel` on the host (HybridDeviceOptimizer.step, hybrid_optimizer.py): grad D2H, GPU step,
+// CPU step, param H2D in order; with --overlap-cpu-optimizer-d2h-h2d one CPU optimizer per
+// parameter pipelines them, so a single CPU op carries the D2H bytes it overlaps.
+int64_t EmitOptimizerStep(GraphWriter& writer, int64_t gpu_numel, int64_t host_numel,
+                          const config::OptimizerConfig& optimizer, int64_t after) {
+  const char* what = "optimizer bytes";
+  const int64_t d2h = CheckedMul(host_numel, kHostGradBytesPerParam, what);
+  const int64_t h2d = CheckedMul(host_numel, kHostParamBytesPerParam, what);
+  const int64_t cpu_flops = CheckedMul(host_numel, StepFlopsPerParam(optimizer), what);
+  const bool host = host_numel > 0;
+  const bool serial = host && !optimizer.overlap_d2h_h2d;
+  if (serial) {
+    after = writer.Add(HostOp("optimizer.grad_d2h", OpKind::kHostTransfer, 0, d2h), {after});
+  }
+  if (gpu_numel > 0 || !host) {
+    after = writer.Add(HostOp("optimizer.step", OpKind::kOptimizer,
+                              CheckedMul(gpu_numel, StepFlopsPerParam(optimizer), what),
+                              CheckedMul(gpu_numel, StepBytesPerParam(optimizer), what)),
+                       {after});
+  }
+  if (!host) return after;
+  after = writer.Add(
+      HostOp("optimizer.cpu_step", OpKind::kCpuOptimizer, cpu_flops, serial ? 0 : d2h), {after});
+  if (serial) {
+    after = writer.Add(HostOp("optimizer.param_h2d", OpKind::kHostTransfer, 0, h2d), {after});
+  }
+  return after;
+}
+
+}  // namespace
 
 // Optimizer (clip_grads.py:99-132): one fp32 grad-norm AR per optimizer (dense; expert when it
 // has its own buffer), then the Adam step, then the param AG (distributed optimizer per bucket;
@@ -140,13 +205,10 @@ int64_t EmitOptimizerOps(GraphWriter& writer, const RankParams& params,
                Collective::kAllReduce, group, group_size, kFp32Bytes),
         {after});
   }
-  Op step = StepOp("optimizer.step", KernelRole(OpKind::kOptimizer, OpBlock::kOptimizer),
-                   Phase::kOptimizer, Collective::kNone, GroupKind::kDpCp, 1, 0);
   const int64_t numel =
       fsdp ? FsdpOptimizerNumel(params, training, mapping) : OptimizerNumel(params, distributed);
-  step.flops = CheckedMul(numel, kAdamFlopsPerParam, "optimizer FLOPs");
-  step.bytes = CheckedMul(numel, kAdamBytesPerParam, "optimizer bytes");
-  after = writer.Add(std::move(step), {after});
+  const int64_t host_numel = training.optimizer.HostNumel(numel);
+  after = EmitOptimizerStep(writer, numel - host_numel, host_numel, training.optimizer, after);
   if (fsdp) return EmitFsdpParamGather(writer, params, training, mapping, after);
   return EmitBucketOps(writer, params, training, /*param_gather=*/true, after);
 }

@@ -45,7 +45,9 @@ enum class OpKind {
   kUnpermute,      // MoE unpermute (scatter-add back to token order)
   kEmbedding,      // word-embedding lookup and its wgrad
   kLoss,           // cross-entropy
-  kOptimizer,      // Adam step
+  kOptimizer,      // Adam or SGD step on the GPU
+  kHostTransfer,   // pinned D2H / H2D copy of the CPU-offloaded optimizer (grads down, params up)
+  kCpuOptimizer,   // CPU Adam of the offloaded share; `bytes` = PCIe bytes it overlaps
   kCollective,     // every communication op
 };
 

@@ -151,7 +151,7 @@ std::vector<StageParams> CountParamsPerStage(const ModelConfig& model,
       stage.num_decoder_layers += chunk.num_layers;
       for (int64_t i = 0; i < chunk.num_layers; ++i) {
         const LayerSpec& layer = model.layers[static_cast<size_t>(chunk.first_layer + i)];
-        AddShards(DecoderLayerWeights(model, layer), sizes, padded_vocab, 1, stage);
+        AddShards(TrainedLayerWeights(model, training, layer), sizes, padded_vocab, 1, stage);
       }
       if (chunk.has_embedding) AddShards(EmbeddingWeights(model), sizes, padded_vocab, 1, stage);
       if (chunk.has_vision) AddShards(VisionWeights(model), sizes, padded_vocab, 1, stage);

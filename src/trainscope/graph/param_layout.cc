@@ -144,8 +144,10 @@ void AddTensorTotals(const TensorGroup& group, const LayerOpContext& context, Ra
 
 }  // namespace
 
-std::vector<TensorGroup> ChunkTensors(const config::ModelConfig& model, const ModelChunk& chunk,
-                                      int64_t p) {
+std::vector<TensorGroup> ChunkTensors(const config::ModelConfig& model,
+                                      const config::TrainingConfig& training,
+                                      const ModelChunk& chunk) {
+  const int64_t p = training.parallel.pipeline;
   const bool shared = p > 1 && (model.tied_embeddings || model.num_mtp_layers > 0);
   std::vector<TensorGroup> groups;
   if (chunk.has_embedding) groups.push_back({EmbeddingWeights(model), -1, shared});
@@ -155,7 +157,7 @@ std::vector<TensorGroup> ChunkTensors(const config::ModelConfig& model, const Mo
   if (chunk.has_vision) groups.push_back({VisionWeights(model), -1, false});
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
     const config::LayerSpec spec = model.layers[static_cast<size_t>(chunk.first_layer + i)];
-    groups.push_back({DecoderLayerWeights(model, spec), chunk.first_layer + i, false});
+    groups.push_back({TrainedLayerWeights(model, training, spec), chunk.first_layer + i, false});
   }
   if (chunk.has_lm_head) groups.push_back({FinalNormWeights(model), -1, false});
   for (int64_t i = 0; i < chunk.num_mtp_layers; ++i) {
@@ -178,7 +180,7 @@ RankParams CollectRankParams(const LayerOpContext& context, const config::Pipeli
   const config::ParallelSizes& sizes = context.training.parallel;
   for (int64_t j = 0; j < layout.virtual_stages; ++j) {
     const ModelChunk& chunk = layout.Chunk(pipeline_rank, j);
-    const std::vector<TensorGroup> groups = ChunkTensors(context.model, chunk, sizes.pipeline);
+    const std::vector<TensorGroup> groups = ChunkTensors(context.model, context.training, chunk);
     for (const TensorGroup& group : groups) AddTensorTotals(group, context, params);
     const std::vector<ParamEntry> entries = ChunkParams(groups, sizes, context.PaddedVocab());
     for (GradBuffer& buffer : ChunkGradBuffers(entries, chunk, context.training, mapping)) {

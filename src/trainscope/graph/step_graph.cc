@@ -105,6 +105,8 @@ StepGraph BuildStepGraph(const config::ModelConfig& model, const TrainingConfig&
     const ChunkOps& ops = chunk_ops[static_cast<size_t>(pass.chunk)];
     internal::EmitPass(writer, pass, pass.forward ? ops.forward : ops.backward, peers, state);
   }
+  // An eval-mode pass has no gradients to reduce and no optimizer step.
+  if (training.forward_only) return graph;
   int64_t last =
       training.data_parallel.megatron_fsdp
           ? internal::EmitFsdpGradSync(writer, params, training, mapping, state.previous_pass_end)

@@ -99,8 +99,10 @@ struct RankParams {
   int64_t num_moe_layers = 0;          // routers with an expert bias (decoder and MTP)
 };
 
+// The weight groups of one model chunk as `training` holds them (TrainedLayerWeights).
 [[nodiscard]] std::vector<TensorGroup> ChunkTensors(const config::ModelConfig& model,
-                                                    const config::ModelChunk& chunk, int64_t p);
+                                                    const config::TrainingConfig& training,
+                                                    const config::ModelChunk& chunk);
 // Expert weights get their own gradient buffer (over expert-DP) when e > 1 or u ≠ t (Megatron DDP).
 [[nodiscard]] bool SeparateExpertBuffer(const config::ParallelSizes& sizes);
 [[nodiscard]] RankParams CollectRankParams(const LayerOpContext& context,

@@ -119,6 +119,12 @@ PipelinePeers MakePeers(const config::RankMapping& mapping, const LayerOpContext
 
 std::vector<Pass> RankSchedule(const config::TrainingConfig& training, const PipelinePeers& peers,
                                int64_t num_micro_batches) {
+  // forward_only (schedules.py): every forward back to back, in the interleaved table's order
+  // (num_warmup_microbatches = total_num_microbatches) or micro-batch order without VPP.
+  if (training.forward_only) {
+    return ScheduleTable(num_micro_batches, peers.v,
+                         peers.v == 1 ? num_micro_batches : training.MicroBatchGroupSize());
+  }
   if (peers.v == 1) return OneFOneBSchedule(peers.p, peers.r, num_micro_batches);
   const int64_t group = training.MicroBatchGroupSize();
   const int64_t extra = training.moe.overlap_expert_parallel_comm ? 1 : 0;

@@ -146,6 +146,17 @@ std::vector<WeightTensor> FinalNormWeights(const ModelConfig& model) {
            Split::kReplicated, false}};
 }
 
+std::vector<WeightTensor> TrainedLayerWeights(const ModelConfig& model,
+                                              const config::TrainingConfig& training,
+                                              config::LayerSpec layer) {
+  std::vector<WeightTensor> tensors = DecoderLayerWeights(model, layer);
+  if (!training.framework.DuplicatesGdn()) return tensors;
+  for (WeightTensor& tensor : tensors) {
+    if (tensor.component == Component::kGdn) tensor.split = Split::kReplicated;
+  }
+  return tensors;
+}
+
 std::vector<WeightTensor> MtpLayerWeights(const ModelConfig& model) {
   const int64_t h = model.hidden_size;
   // multi_token_prediction.py: enorm, hnorm, column-parallel eh_proj (2H -> H), final norm.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "trainscope/config/model_config.h"
+#include "trainscope/config/training_config.h"
 
 namespace trainscope::graph {
 
@@ -53,6 +54,12 @@ struct WeightTensor {
 
 // The weights of one decoder layer of the given kind, including its two norms.
 [[nodiscard]] std::vector<WeightTensor> DecoderLayerWeights(const config::ModelConfig& model,
+                                                            config::LayerSpec layer);
+// The same layer's weights as `training` holds them: under slime's duplicated Gated DeltaNet
+// (FrameworkProfile::DuplicatesGdn) the GDN weights are plain nn.Linear modules replicated on
+// every TP rank (slime_plugins/models/hf_attention.py), not TP-split.
+[[nodiscard]] std::vector<WeightTensor> TrainedLayerWeights(const config::ModelConfig& model,
+                                                            const config::TrainingConfig& training,
                                                             config::LayerSpec layer);
 // Word embedding [V, H] (unpadded vocab; per-rank code pads).
 [[nodiscard]] std::vector<WeightTensor> EmbeddingWeights(const config::ModelConfig& model);

@@ -158,13 +158,19 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
     file.hbm_tbps = ReadNumber(value, key, source, kHbmTbpsRange);
   } else if (key == "nvlink_gbps") {
     file.nvlink_gbps = ReadNumber(value, key, source, kLinkBandwidthRange);
+  } else if (key == "pcie_gbps") {
+    file.pcie_gbps = ReadNumber(value, key, source, kLinkBandwidthRange);
+  } else if (key == "cpu_optimizer_gflops") {
+    file.cpu_optimizer_gflops = ReadNumber(value, key, source, kTflopsRange);
+  } else if (key == "storage_gbps") {
+    file.storage_gbps = ReadNumber(value, key, source, kLinkBandwidthRange);
   } else if (key == "links") {
     ReadLinks(value, source, file);
   } else {
     Fail(source, key,
          "unknown key (expected one of gpu, gpus_per_node, nvlink_domain, scale_out_gbps, "
          "scale_out_latency_us, nvls, bf16_tflops, fp8_tflops, memory_gib, hbm_tbps, "
-         "nvlink_gbps, links)");
+         "nvlink_gbps, pcie_gbps, cpu_optimizer_gflops, storage_gbps, links)");
   }
 }
 
@@ -227,6 +233,11 @@ void ApplyFile(const ClusterFile& file, config::ClusterSpec& cluster) {
     cluster.scale_out_bytes_per_second = GigabitsToBytesPerSecond(*file.scale_out_gbps);
   }
   if (file.nvls) cluster.nvls = *file.nvls;
+  if (file.pcie_gbps) cluster.pcie_bytes_per_second = *file.pcie_gbps * kBytesPerGB;
+  if (file.cpu_optimizer_gflops) {
+    cluster.cpu_optimizer_flops_per_second = *file.cpu_optimizer_gflops * kFlopsPerGigaflop;
+  }
+  if (file.storage_gbps) cluster.storage_bytes_per_second = *file.storage_gbps * kBytesPerGB;
   ApplyLinks(file.links, cluster.link);
   if (file.scale_out_latency_us) {
     cluster.link.scale_out_latency_seconds = *file.scale_out_latency_us * kSecondsPerMicrosecond;

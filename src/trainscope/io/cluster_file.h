@@ -29,8 +29,11 @@ struct ClusterFile {
   std::optional<double> fp8_tflops;
   std::optional<double> memory_gib;
   std::optional<double> hbm_tbps;
-  std::optional<double> nvlink_gbps;    // GB/s per GPU, per direction
-  std::map<std::string, double> links;  // config::LinkEfficiency field -> value (SI)
+  std::optional<double> nvlink_gbps;           // GB/s per GPU, per direction
+  std::optional<double> pcie_gbps;             // GB/s per GPU host link, per direction
+  std::optional<double> cpu_optimizer_gflops;  // CPU optimizer GFLOP/s per node
+  std::optional<double> storage_gbps;          // GB/s of the checkpoint storage
+  std::map<std::string, double> links;         // config::LinkEfficiency field -> value (SI)
   friend bool operator==(const ClusterFile&, const ClusterFile&) = default;
 };
 

@@ -9,7 +9,9 @@
 #include <initializer_list>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "trainscope/error.h"
 #include "trainscope/io/input_ranges.h"
@@ -25,6 +27,8 @@ using internal::FlagSpec;
 using internal::FlagUse;
 using internal::IsArchitectureFlag;
 using internal::IsIgnoredFlag;
+using internal::IsModelFeatureSwitch;
+using internal::IsModelFeatureValue;
 using internal::ParseInteger;
 
 const FlagSpec* FindSpec(const std::vector<FlagSpec>& specs, std::string_view name) {
@@ -162,6 +166,8 @@ std::string_view FlagGroupTitle(FlagGroup group) {
       return "simulation outputs";
     case FlagGroup::kPlan:
       return "planner";
+    case FlagGroup::kWeightSync:
+      return "weight sync";
   }
   return "";
 }
@@ -191,6 +197,12 @@ void ParseFlags(std::span<const std::string> args, std::span<const FlagGroup> ac
       RejectOutOfScope(request, name, accepted, FlagGroup::kTraining);
       const FlagUse use = ReadFlag(args, i, Arity::kOne);
       request.architecture_flags.push_back({use.name, ParseInteger(use, use.values.front(), 1)});
+    } else if (IsModelFeatureSwitch(name) || IsModelFeatureValue(name)) {
+      RejectOutOfScope(request, name, accepted, FlagGroup::kTraining);
+      const FlagUse use =
+          ReadFlag(args, i, IsModelFeatureSwitch(name) ? Arity::kNone : Arity::kOne);
+      request.feature_flags.push_back(
+          {use.name, use.values.empty() ? std::string() : use.values.front()});
     } else if (IsIgnoredFlag(name) && training) {
       // Skip the value(s), written as "--x=v" or as the following non-flag tokens.
       if (token.find('=') == std::string::npos) {
@@ -235,6 +247,7 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
   const std::vector<FlagSpec> specs = AllFlags();
   ParseFlags(args.subspan(1), accepted, specs, request);
   ApplyFixes(specs, request);
+  request.training = config::WithFrameworkDefaults(std::move(request.training));
   CheckGridAndDefaultWorldSize(request);
   return request;
 }
@@ -242,6 +255,7 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
 void ApplyTrainingFlags(std::span<const std::string> tokens, CliRequest& request) {
   constexpr FlagGroup kTrainingOnly[] = {FlagGroup::kTraining};
   ParseFlags(tokens, kTrainingOnly, AllFlags(), request);
+  request.training = config::WithFrameworkDefaults(std::move(request.training));
 }
 
 std::string FlagHelp(FlagGroup group) {
@@ -276,13 +290,68 @@ int64_t ModelValue(const config::ModelConfig& model, std::string_view flag) {
     return model.moe.shared_expert_ffn_hidden_size;
   }
   if (flag == "--mtp-num-layers") return model.num_mtp_layers;
+  if (flag == "--linear-conv-kernel-dim") return model.gdn.conv_kernel;
+  if (flag == "--linear-key-head-dim") return model.gdn.key_head_dim;
+  if (flag == "--linear-value-head-dim") return model.gdn.value_head_dim;
+  if (flag == "--linear-num-key-heads") return model.gdn.num_key_heads;
+  if (flag == "--linear-num-value-heads") return model.gdn.num_value_heads;
   return model.max_position_embeddings;
+}
+
+// --linear-attention-freq N: every N-th layer (1-based) is softmax attention, the others Gated
+// DeltaNet (Megatron-LM arguments.py, "(N-1):1 ratio"). Returns whether the model follows it.
+bool FollowsLinearAttentionFreq(const config::ModelConfig& model, int64_t n) {
+  for (int64_t i = 0; i < model.NumLayers(); ++i) {
+    const bool softmax =
+        model.layers[static_cast<size_t>(i)].mixer != config::MixerKind::kGatedDeltaNet;
+    if (softmax != ((i + 1) % n == 0)) return false;
+  }
+  return true;
+}
+
+// Checks one model-feature flag; returns false when it describes nothing checkable (ignored).
+bool CheckFeatureFlag(const config::ModelConfig& model, const ModelFeatureFlag& feature) {
+  const auto contradiction = [&](std::string_view what) {
+    return InputError(fmt::format("{}: contradicts model {} ({})", feature.flag, model.name, what));
+  };
+  if (feature.flag == "--attention-output-gate") {
+    if (!model.attention.output_gate) throw contradiction("its attention has no output gate");
+  } else if (feature.flag == "--moe-shared-expert-gate") {
+    if (!model.moe.shared_expert_gate) throw contradiction("it has no gated shared expert");
+  } else if (feature.flag == "--experimental-attention-variant") {
+    if (feature.value != "gated_delta_net") {
+      throw InputError(fmt::format("{}: unknown value \"{}\" (expected gated_delta_net)",
+                                   feature.flag, Abbreviated(feature.value)));
+    }
+    if (!model.HasGdn()) throw contradiction("it has no Gated DeltaNet layers");
+  } else {  // --linear-attention-freq
+    const bool integer =
+        !feature.value.empty() && std::all_of(feature.value.begin(), feature.value.end(),
+                                              [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!integer || feature.value.size() > 6) return false;  // a Python list expression
+    const int64_t n = std::stoll(feature.value);
+    if (n < 1 || !FollowsLinearAttentionFreq(model, n)) {
+      throw contradiction(
+          fmt::format("its layers do not have softmax attention on every {}-th "
+                      "layer and Gated DeltaNet elsewhere",
+                      feature.value));
+    }
+  }
+  return true;
 }
 
 }  // namespace
 
 void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& request) {
+  for (const ModelFeatureFlag& feature : request.feature_flags) {
+    if (!CheckFeatureFlag(model, feature)) request.ignored_flags.push_back(feature.flag);
+  }
   for (const ArchitectureFlag& flag : request.architecture_flags) {
+    // slime and Megatron-Bridge scripts pass --ffn-hidden-size on models without a dense layer.
+    if (flag.flag == "--ffn-hidden-size" && model.ffn_hidden_size == 0) {
+      request.ignored_flags.push_back(flag.flag);
+      continue;
+    }
     const int64_t expected = ModelValue(model, flag.flag);
     if (flag.value != expected) {
       throw InputError(fmt::format("{}: contradicts model {} (got {}, the model has {})", flag.flag,

@@ -14,6 +14,7 @@
 
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
+#include "trainscope/cost/weight_sync.h"
 #include "trainscope/plan/search_space.h"
 
 namespace trainscope::io {
@@ -24,28 +25,37 @@ struct ArchitectureFlag {
   int64_t value = 0;
 };
 
+// A model-describing switch or named value (--attention-output-gate,
+// --experimental-attention-variant gated_delta_net); `value` is empty for a switch.
+struct ModelFeatureFlag {
+  std::string flag;
+  std::string value;
+};
+
 // The flag groups a command accepts (apps/trainscope/commands.cc). A flag of a group the
 // command does not accept is a usage error naming the command.
 enum class FlagGroup {
-  kModel,      // --model, --model-config
-  kOutput,     // --json, -o/--output
-  kRank,       // --rank
-  kTraining,   // Megatron-LM parallel, batch and training flags, architecture and ignored flags
-  kWorkload,   // --format, --summary
-  kGpu,        // --gpu
-  kCluster,    // --cluster, --gpus-per-node, --nvlink-domain, --scale-out-gbps/-latency-us
-  kMemory,     // --memory-cuda-context-gib, --memory-nccl-mib-per-communicator,
-               // --memory-fragmentation, --moe-routing-skew
-  kCostModel,  // --calibration, --qwen-gdn-backend, --comm-memory-guard[-us],
-               // --overlap-interference
-  kSimulate,   // --seq-length-distribution, --trace
-  kPlan,       // --fix, --max-tp, --allow-recompute, --dispatchers, --objective, --top, --csv,
-               // --explain, --compare, --threads
+  kModel,       // --model, --model-config
+  kOutput,      // --json, -o/--output
+  kRank,        // --rank
+  kTraining,    // Megatron-LM parallel, batch and training flags, architecture and ignored flags
+  kWorkload,    // --format, --summary
+  kGpu,         // --gpu
+  kCluster,     // --cluster, --gpus-per-node, --nvlink-domain, --scale-out-gbps/-latency-us
+  kMemory,      // --memory-cuda-context-gib, --memory-nccl-mib-per-communicator,
+                // --memory-fragmentation, --moe-routing-skew
+  kCostModel,   // --calibration, --qwen-gdn-backend, --comm-memory-guard[-us],
+                // --overlap-interference
+  kSimulate,    // --seq-length-distribution, --trace
+  kPlan,        // --fix, --max-tp, --allow-recompute, --dispatchers, --objective, --top, --csv,
+                // --explain, --compare, --threads
+  kWeightSync,  // --rollout-gpus, --rollout-tp, --rollout-ep, --colocate, --transport,
+                // --bucket-mib, --rollout-dtype
 };
 inline constexpr FlagGroup kAllFlagGroups[] = {
     FlagGroup::kModel,     FlagGroup::kOutput,   FlagGroup::kRank,    FlagGroup::kTraining,
     FlagGroup::kWorkload,  FlagGroup::kGpu,      FlagGroup::kCluster, FlagGroup::kMemory,
-    FlagGroup::kCostModel, FlagGroup::kSimulate, FlagGroup::kPlan};
+    FlagGroup::kCostModel, FlagGroup::kSimulate, FlagGroup::kPlan,    FlagGroup::kWeightSync};
 
 // The heading of a group in `trainscope help CMD`.
 [[nodiscard]] std::string_view FlagGroupTitle(FlagGroup group);
@@ -97,6 +107,17 @@ struct PlanFlags {
   std::optional<int64_t> threads;      // --threads N (default: hardware concurrency)
 };
 
+// Weight-sync flags (kWeightSync); --rollout-gpus and --rollout-tp are required by the command.
+struct WeightSyncFlags {
+  std::optional<int64_t> rollout_gpus;                         // --rollout-gpus
+  std::optional<int64_t> rollout_tp;                           // --rollout-tp
+  int64_t rollout_ep = 1;                                      // --rollout-ep
+  bool colocate = false;                                       // --colocate
+  cost::SyncTransport transport = cost::SyncTransport::kNccl;  // --transport
+  std::optional<int64_t> bucket_mib;                           // --bucket-mib
+  cost::RolloutDtype dtype = cost::RolloutDtype::kBf16;        // --rollout-dtype
+};
+
 struct CliRequest {
   std::string command;                           // the first argument
   std::optional<std::string> model_name;         // --model
@@ -106,6 +127,7 @@ struct CliRequest {
   bool world_size_given = false;                    // --num-gpus present
   std::optional<int64_t> layers_per_virtual_stage;  // --num-layers-per-virtual-pipeline-stage
   std::vector<ArchitectureFlag> architecture_flags;
+  std::vector<ModelFeatureFlag> feature_flags;
   bool json = false;                       // --json
   std::optional<std::string> output_path;  // -o / --output
   std::optional<int64_t> rank;             // --rank
@@ -117,6 +139,7 @@ struct CliRequest {
   CostModelFlags cost;
   SimulateFlags simulate;
   PlanFlags plan;
+  WeightSyncFlags weight_sync;
   // First names of the Megatron parallel and training flags given (directly or by --fix), in
   // order: the dimensions `plan` keeps fixed.
   std::vector<std::string> given_flags;
@@ -127,6 +150,7 @@ struct CliRequest {
 // flags (with a did-you-mean suggestion), flags of a group outside `accepted` (naming the
 // command), missing or malformed values and out-of-range sizes. When --num-gpus is absent the
 // world size is the smallest that fits both grids: lcm(t·c·p·d, u·e·p) with d = --dp or 1.
+// The framework profile's defaults (config::WithFrameworkDefaults) fill unset values first.
 [[nodiscard]] CliRequest ParseCommandLine(std::span<const std::string> args,
                                           std::span<const FlagGroup> accepted = kAllFlagGroups);
 
@@ -138,7 +162,9 @@ void ApplyTrainingFlags(std::span<const std::string> tokens, CliRequest& request
 [[nodiscard]] std::string FlagHelp(FlagGroup group);
 
 // Completes the request with facts that need the model: --num-layers-per-virtual-pipeline-stage
-// becomes a VPP size, and every architecture flag must agree with the model. Throws InputError
+// becomes a VPP size, and every architecture and model-feature flag must agree with the model.
+// A flag that describes no part of the model (--ffn-hidden-size on a model without dense
+// layers, --linear-attention-freq as a Python list) joins the ignored flags. Throws InputError
 // naming the flag on a contradiction.
 void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& request);
 

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "trainscope/config/enum_names.h"
+#include "trainscope/cost/weight_sync.h"
 #include "trainscope/error.h"
 #include "trainscope/io/input_ranges.h"
 
@@ -20,6 +21,10 @@ constexpr NumberRange kCapacityFactorRange{1e-3, 1e3};
 constexpr NumberRange kNcclMibRange{1e-3, 1e6};
 // --comm-memory-guard-us (strictly positive: a check takes time).
 constexpr NumberRange kGuardMicrosecondsRange{1e-3, 1e6};
+// --bucket-mib: at most 1 TiB per bucket.
+constexpr int64_t kMaxBucketMib = int64_t{1} << 20;
+// --sgd-momentum and --optimizer-offload-fraction (0 and 1 included, as Megatron accepts).
+constexpr NumberRange kUnitIntervalRange{0.0, 1.0};
 // --memory-fragmentation and --overlap-interference, below 1 checked separately.
 constexpr NumberRange kFlagFractionRange{1e-3, 1.0};
 
@@ -365,6 +370,29 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> config::CoreVersion& { return r.training.core_version; }),
       Choice({"--sequence-layout"}, config::kSequenceLayoutNames,
              [](R& r) -> config::SequenceLayout& { return r.training.sequence_layout; }),
+      Choice({"--optimizer"}, config::kOptimizerKindNames,
+             [](R& r) -> config::OptimizerKind& { return r.training.optimizer.kind; }),
+      {{"--sgd-momentum"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         r.training.optimizer.sgd_momentum = ParseNumberIn(use, kUnitIntervalRange);
+       }},
+      Switch({"--optimizer-cpu-offload"}, true,
+             [](R& r) -> bool& { return r.training.optimizer.cpu_offload; }),
+      {{"--optimizer-offload-fraction"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         r.training.optimizer.offload_fraction = ParseNumberIn(use, kUnitIntervalRange);
+       }},
+      Switch({"--overlap-cpu-optimizer-d2h-h2d"}, true,
+             [](R& r) -> bool& { return r.training.optimizer.overlap_d2h_h2d; }),
+      Switch({"--forward-only"}, false, [](R& r) -> bool& { return r.training.forward_only; }),
+      Choice({"--framework"}, config::kFrameworkNames,
+             [](R& r) -> config::Framework& { return r.training.framework.framework; }),
+      Choice({"--megatron-bridge"}, config::kBridgeVersionNames,
+             [](R& r) -> config::BridgeVersion& { return r.training.framework.bridge_version; }),
   };
 }
 
@@ -554,19 +582,75 @@ std::vector<FlagSpec> PlannerFlags() {
   };
 }
 
+// `trainscope weight-sync`: the rollout layout and the transport.
+std::vector<FlagSpec> WeightSyncFlags() {
+  using R = CliRequest;
+  return {
+      {{"--rollout-gpus"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.weight_sync.rollout_gpus = Size(use, kMaxWorldSize); }},
+      {{"--rollout-tp"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.weight_sync.rollout_tp = Size(use, kMaxWorldSize); }},
+      {{"--rollout-ep"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.weight_sync.rollout_ep = Size(use, kMaxWorldSize); }},
+      Switch({"--colocate"}, false, [](R& r) -> bool& { return r.weight_sync.colocate; }),
+      {{"--transport"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.weight_sync.transport = ParseEnum(use, use.values.front(), cost::kSyncTransportNames);
+       }},
+      {{"--bucket-mib"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.weight_sync.bucket_mib = Size(use, kMaxBucketMib); }},
+      {{"--rollout-dtype"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.weight_sync.dtype = ParseEnum(use, use.values.front(), cost::kRolloutDtypeNames);
+       }},
+  };
+}
+
 // Megatron architecture flags: checked against the model, never applied over it.
 constexpr std::string_view kArchitectureFlags[] = {
-    "--num-layers",          "--hidden-size",
-    "--ffn-hidden-size",     "--num-attention-heads",
-    "--num-query-groups",    "--kv-channels",
-    "--num-experts",         "--moe-router-topk",
-    "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
-    "--mtp-num-layers",      "--max-position-embeddings",
+    "--num-layers",
+    "--hidden-size",
+    "--ffn-hidden-size",
+    "--num-attention-heads",
+    "--num-query-groups",
+    "--kv-channels",
+    "--num-experts",
+    "--moe-router-topk",
+    "--moe-ffn-hidden-size",
+    "--moe-shared-expert-intermediate-size",
+    "--mtp-num-layers",
+    "--max-position-embeddings",
+    // Gated DeltaNet dimensions (Megatron-LM arguments.py, --experimental-attention-variant).
+    "--linear-conv-kernel-dim",
+    "--linear-key-head-dim",
+    "--linear-value-head-dim",
+    "--linear-num-key-heads",
+    "--linear-num-value-heads",
 };
+
+// Model-describing flags that are switches or names, as slime / Megatron-Bridge launch scripts
+// paste them: checked against the model (megatron_args.cc), never applied.
+constexpr std::string_view kModelFeatureSwitches[] = {"--attention-output-gate",
+                                                      "--moe-shared-expert-gate"};
+constexpr std::string_view kModelFeatureValues[] = {"--experimental-attention-variant",
+                                                    "--linear-attention-freq"};
 
 // Megatron-LM flags that do not change what trainscope models: accepted, reported as ignored.
 // Their values (any tokens up to the next "--" flag) are skipped.
 constexpr std::string_view kIgnoredFlags[] = {
+    "--spec",  // slime's model-spec module and function (--spec slime_plugins.models.qwen3_5 ...)
     "--lr",
     "--min-lr",
     "--lr-decay-style",
@@ -584,7 +668,6 @@ constexpr std::string_view kIgnoredFlags[] = {
     "--adam-beta1",
     "--adam-beta2",
     "--adam-eps",
-    "--optimizer",
     "--init-method-std",
     "--save",
     "--load",
@@ -760,6 +843,18 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--compare", FlagGroup::kPlan, "\"FLAGS\"|@FILE",
      "rank your current layout and show what switching gains"},
     {"--threads", FlagGroup::kPlan, "N", "worker threads (default: all cores)"},
+    {"--rollout-gpus", FlagGroup::kWeightSync, "N", "GPUs of the rollout engines (required)"},
+    {"--rollout-tp", FlagGroup::kWeightSync, "T",
+     "tensor-parallel size of one rollout engine, divides N (required)"},
+    {"--rollout-ep", FlagGroup::kWeightSync, "E",
+     "expert-parallel size of one rollout engine, divides T (default 1)"},
+    {"--colocate", FlagGroup::kWeightSync, "",
+     "the rollout engines share the training GPUs (default: their own GPUs)"},
+    {"--transport", FlagGroup::kWeightSync, "nccl|ipc|disk",
+     "NCCL broadcast, CUDA IPC (colocated) or an HF checkpoint on disk (default nccl)"},
+    {"--bucket-mib", FlagGroup::kWeightSync, "B", "bucket size in MiB, <= 2^20 (default 512)"},
+    {"--rollout-dtype", FlagGroup::kWeightSync, "bf16|fp8",
+     "weight dtype the engines load (default bf16; fp8 = blockwise 128x128)"},
     {"--tensor-model-parallel-size", FlagGroup::kTraining, "N",
      "tensor parallel t, <= 1e7 (default 1)"},
     {"--pipeline-model-parallel-size", FlagGroup::kTraining, "N",
@@ -873,6 +968,21 @@ constexpr FlagDoc kFlagDocs[] = {
      "Megatron-Core version whose rules apply (default 0.18)"},
     {"--sequence-layout", FlagGroup::kTraining, "auto|thd|bshd",
      "packed (THD) or padded (BSHD) sequences (default auto)"},
+    {"--optimizer", FlagGroup::kTraining, "adam|sgd", "optimizer (default adam)"},
+    {"--sgd-momentum", FlagGroup::kTraining, "X",
+     "SGD momentum, 0..1 (default 0.9; 0 keeps no optimizer state)"},
+    {"--optimizer-cpu-offload", FlagGroup::kTraining, "",
+     "step a share of the optimizer on the host (HybridDeviceOptimizer)"},
+    {"--optimizer-offload-fraction", FlagGroup::kTraining, "F",
+     "share of optimizer parameters on the host, 0..1 (default 1)"},
+    {"--overlap-cpu-optimizer-d2h-h2d", FlagGroup::kTraining, "",
+     "overlap grad D2H, CPU step and param H2D per parameter"},
+    {"--forward-only", FlagGroup::kTraining, "",
+     "eval-mode forward pass (log-probs): no recompute, grads, grad sync or optimizer"},
+    {"--framework", FlagGroup::kTraining, "megatron-core|megatron-bridge|areal|slime|verl",
+     "framework profile: its rules, defaults and GDN implementation (default megatron-core)"},
+    {"--megatron-bridge", FlagGroup::kTraining, "0.4|0.5|0.6",
+     "Megatron-Bridge release whose rules apply (bridge and areal; default 0.4)"},
 };
 
 const FlagDoc* FindDoc(std::string_view name) {
@@ -885,7 +995,8 @@ const FlagDoc* FindDoc(std::string_view name) {
 
 std::vector<FlagSpec> AllFlags() {
   std::vector<FlagSpec> specs = ParallelFlags();
-  for (std::vector<FlagSpec> more : {TrainingFlags(), ToolFlags(), PlannerFlags()}) {
+  for (std::vector<FlagSpec> more :
+       {TrainingFlags(), ToolFlags(), PlannerFlags(), WeightSyncFlags()}) {
     for (FlagSpec& spec : more) specs.push_back(std::move(spec));
   }
   for (FlagSpec& spec : specs) {
@@ -905,6 +1016,8 @@ std::vector<std::string> KnownFlagNames() {
   }
   for (const std::string_view name : kArchitectureFlags) names.emplace_back(name);
   for (const std::string_view name : kIgnoredFlags) names.emplace_back(name);
+  for (const std::string_view name : kModelFeatureSwitches) names.emplace_back(name);
+  for (const std::string_view name : kModelFeatureValues) names.emplace_back(name);
   return names;
 }
 
@@ -919,5 +1032,9 @@ bool Contains(std::span<const std::string_view> names, std::string_view name) {
 bool IsArchitectureFlag(std::string_view name) { return Contains(kArchitectureFlags, name); }
 
 bool IsIgnoredFlag(std::string_view name) { return Contains(kIgnoredFlags, name); }
+
+bool IsModelFeatureSwitch(std::string_view name) { return Contains(kModelFeatureSwitches, name); }
+
+bool IsModelFeatureValue(std::string_view name) { return Contains(kModelFeatureValues, name); }
 
 }  // namespace trainscope::io::internal

@@ -42,6 +42,10 @@ struct FlagSpec {
 [[nodiscard]] bool IsArchitectureFlag(std::string_view name);
 // A Megatron-LM flag that does not change what trainscope models.
 [[nodiscard]] bool IsIgnoredFlag(std::string_view name);
+// A model-describing switch (--attention-output-gate) or named value
+// (--experimental-attention-variant): checked against the model, never applied.
+[[nodiscard]] bool IsModelFeatureSwitch(std::string_view name);
+[[nodiscard]] bool IsModelFeatureValue(std::string_view name);
 // Parses an integer value of `use`; throws UsageError naming the flag and the bound if
 // malformed, below `minimum` or above `maximum` (io/input_ranges.h).
 [[nodiscard]] int64_t ParseInteger(const FlagUse& use, const std::string& text, int64_t minimum,

@@ -37,6 +37,7 @@ Json StageJson(const cost::RankMemory& stage) {
               {"allocated_bytes", stage.allocated_bytes},
               {"reserved_bytes", stage.reserved_bytes},
               {"optimizer_step_bytes", stage.optimizer_step_bytes},
+              {"host_optimizer_bytes", stage.host_optimizer_bytes},
               {"in_flight_micro_batches", stage.in_flight_micro_batches},
               {"activations", ActivationsJson(stage)}};
 }
@@ -56,6 +57,7 @@ std::string RenderMemoryJson(const MemoryReportInput& input) {
                  {"max_peak_bytes", input.estimate.max_peak_bytes},
                  {"max_peak_pp_rank", input.estimate.max_peak_pipeline_rank},
                  {"fits", Fits(input)},
+                 {"host_bytes_per_node", input.estimate.max_host_bytes_per_node},
                  {"per_rank", per_rank},
                  {"megatron_estimate",
                   {{"weights_and_optimizer_bytes", input.megatron.weights_and_optimizer_bytes},
@@ -86,6 +88,11 @@ std::string RenderMemoryText(const MemoryReportInput& input) {
       "  PyTorch max allocated {} GiB, max reserved {} GiB; the rest is the CUDA context and "
       "NCCL buffers\n",
       Gib(busiest.allocated_bytes), Gib(busiest.reserved_bytes));
+  if (input.estimate.max_host_bytes_per_node > 0) {
+    out += fmt::format(
+        "  CPU-offloaded optimizer: {} GiB pinned host memory per rank, {} GiB per node\n",
+        Gib(busiest.host_optimizer_bytes), Gib(input.estimate.max_host_bytes_per_node));
+  }
   out += fmt::format(
       "\nMegatron's theoretical formula (theoretical_memory_usage.py): weights+optimizer {} GiB, "
       "activations {} GiB, total {} GiB\n",

@@ -78,6 +78,10 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
            {"tokens_per_s_per_gpu", m.tokens_per_second_per_gpu},
            {"model_tflops_per_gpu", m.model_flops_per_second_per_gpu / kTera},
            {"mfu", m.mfu},
+           {"tflops_per_gpu_6n_active",
+            m.six_n_flops_per_step / m.step_seconds /
+                static_cast<double>(study.training.parallel.world_size) / kTera},
+           {"mfu_6n_active", m.six_n_mfu},
            {"breakdown", BreakdownJson(sim.breakdown)},
            {"critical_pp_rank", sim.critical_pipeline_rank},
            {"busiest_pp_rank", sim.busiest_pipeline_rank},
@@ -139,6 +143,8 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
                      m.model_flops_per_second_per_gpu / kTera);
   out += fmt::format("  MFU                   {:.1f}%  (of {:.0f} TFLOP/s dense BF16)\n",
                      100 * m.mfu, cluster.gpu.bf16_flops_per_second / kTera);
+  out += fmt::format("  MFU (6·N_active·D)    {:.1f}%  (6 x active params x tokens, as slime)\n",
+                     100 * m.six_n_mfu);
   if (result.moe_load_factor != 1) {
     out += fmt::format("  MoE load factor       {:.3f}  (busiest expert rank / mean)\n",
                        result.moe_load_factor);

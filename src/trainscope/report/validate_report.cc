@@ -27,11 +27,16 @@ std::string Row(const std::string& label, const std::string& value) {
   return fmt::format("{:<{}}{}\n", label, kLabelWidth, value);
 }
 
-// "  [C4] message\n       fix: ...\n".
+// "  [C4] message\n       fix: ...\n       profile: megatron-core 0.18\n" (no profile line
+// for a violation without one).
 std::string ViolationLines(const Violation& violation) {
   const std::string prefix = fmt::format("  [{}] ", violation.rule);
-  return fmt::format("{}{}\n{:>{}}fix: {}\n", prefix, violation.message, "", prefix.size(),
-                     violation.fix);
+  std::string text = fmt::format("{}{}\n{:>{}}fix: {}\n", prefix, violation.message, "",
+                                 prefix.size(), violation.fix);
+  if (!violation.profile.empty()) {
+    text += fmt::format("{:>{}}profile: {}\n", "", prefix.size(), violation.profile);
+  }
+  return text;
 }
 
 std::string WarningLines(const std::vector<Violation>& warnings) {
@@ -97,6 +102,17 @@ std::string ExpertLine(const ModelConfig& model, const config::ParallelSizes& pa
                                     parallel.expert, parallel.ExpertData()));
 }
 
+// "megatron-core", "megatron-bridge 0.4", "areal (megatron-bridge 0.4)", "slime".
+std::string FrameworkDescription(const config::FrameworkProfile& profile) {
+  std::string text = config::ToString(profile.framework);
+  if (profile.framework == config::Framework::kMegatronBridge) {
+    text.append(" ").append(config::ToString(profile.bridge_version));
+  } else if (profile.UsesBridge()) {
+    text.append(" (megatron-bridge ").append(config::ToString(profile.bridge_version)).append(")");
+  }
+  return text;
+}
+
 std::string ValidSummary(const ModelConfig& model, const TrainingConfig& training) {
   const config::ParallelSizes& par = training.parallel;
   const int64_t num_micro_batches = training.NumMicroBatches();
@@ -114,6 +130,7 @@ std::string ValidSummary(const ModelConfig& model, const TrainingConfig& trainin
   text += Row("sequence", fmt::format("{} tokens, layout {}", training.batch.seq_length,
                                       config::ToString(training.ResolvedSequenceLayout(model))));
   text += Row("megatron-core", config::ToString(training.core_version));
+  text += Row("framework", FrameworkDescription(training.framework));
   text += StageLines(config::BuildPipelineLayout(model, training));
   text += ExpertLine(model, par);
   return text;
@@ -125,7 +142,8 @@ Json ViolationsJson(const std::vector<Violation>& violations) {
     list.push_back(Json{{"rule", violation.rule},
                         {"flags", violation.flags},
                         {"message", violation.message},
-                        {"fix", violation.fix}});
+                        {"fix", violation.fix},
+                        {"profile", violation.profile}});
   }
   return list;
 }
@@ -167,6 +185,10 @@ Json LayoutJson(const ModelConfig& model, const TrainingConfig& training) {
               {"seq_length", training.batch.seq_length},
               {"sequence_layout", config::ToString(training.ResolvedSequenceLayout(model))},
               {"megatron_core", config::ToString(training.core_version)},
+              {"framework", config::ToString(training.framework.framework)},
+              {"megatron_bridge", training.framework.UsesBridge()
+                                      ? config::ToString(training.framework.bridge_version)
+                                      : std::string()},
               {"stages", StagesJson(config::BuildPipelineLayout(model, training))},
               {"experts_per_ep_rank", model.HasMoe() ? model.moe.num_experts / par.expert : 0}};
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trainscope/config/rank_mapping.h"
+#include "trainscope/cost/host_optimizer_cost.h"
 #include "trainscope/error.h"
 
 namespace trainscope::sim {
@@ -143,6 +144,7 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
   const cost::MathPrecision precision = GemmPrecision(training);
   OpCostModel costs;
   costs.compute_seconds = [shared, precision](const Op& op) {
+    if (cost::IsHostOptimizerOp(op)) return cost::HostOptimizerSeconds(op, shared->cluster);
     double seconds = cost::ComputeSeconds(op, shared->cluster.gpu, shared->compute, precision,
                                           shared->gdn_backend);
     if (op.role.kind == graph::OpKind::kAttentionCore) seconds *= shared->attention_scale;

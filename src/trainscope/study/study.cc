@@ -1,6 +1,9 @@
 #include "trainscope/study/study.h"
 
+#include <algorithm>
+
 #include "trainscope/error.h"
+#include "trainscope/units.h"
 
 namespace trainscope::study {
 namespace {
@@ -71,7 +74,18 @@ sim::HardwareCostOptions CostOptions(const Study& study) {
 }
 
 cost::MemoryEstimate EstimateStudyMemory(const Study& study) {
-  return cost::EstimateMemory(study.model, study.training, MemoryOverheads(study));
+  cost::MemoryEstimate estimate =
+      cost::EstimateMemory(study.model, study.training, MemoryOverheads(study));
+  // Every rank of a node runs the same stage's optimizer at worst: the largest per-rank host
+  // share times the ranks on a node (at most the world size).
+  const int64_t ranks_per_node =
+      std::min(study.cluster.gpus_per_node, study.training.parallel.world_size);
+  for (const cost::RankMemory& rank : estimate.stages) {
+    estimate.max_host_bytes_per_node =
+        std::max(estimate.max_host_bytes_per_node,
+                 CheckedMul(rank.host_optimizer_bytes, ranks_per_node, "host memory per node"));
+  }
+  return estimate;
 }
 
 StudyResult RunStudy(const Study& study) {
