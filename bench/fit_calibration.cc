@@ -60,10 +60,13 @@ std::vector<Parameter> Parameters() {
 
 // Rows the fit may use: the Megatron-Bridge and NeMo performance summaries (forced balance,
 // Megatron-Core schedules), except Qwen models, whose published runs are independent checks of
-// the model (issue 12) and never fitted.
+// the model (issue 12) and never fitted, and MoE models: the expert GEMMs' efficiency by rows
+// per expert is not modelled yet, and with the GPT-OSS rows in, the fit pushed the dense BF16
+// GEMM efficiency to 0.36 (less than half the 0.80 of peak published for large BF16 GEMMs),
+// turning an expert-kernel gap into a hardware constant. MoE rows are reported, not fitted.
 bool IsFitRow(const bench::CalibrationCase& c) {
   return (c.source_family == "megatron-bridge" || c.source_family == "nemo") &&
-         !c.preset.starts_with("Qwen");
+         !c.preset.starts_with("Qwen") && !c.model.HasMoe();
 }
 
 // Coordinate descent on a multiplicative grid from `start`, minimising the MAPE over `cases`.

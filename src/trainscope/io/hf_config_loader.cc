@@ -8,6 +8,10 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "trainscope/error.h"
 #include "trainscope/io/input_ranges.h"
@@ -170,6 +174,29 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
   }
 }
 
+// layer_types: one entry per layer, each `other_kind` or "full_attention" (Qwen3.5:
+// linear_attention; GPT-OSS: sliding_attention). Fails naming the entry otherwise.
+std::vector<std::string> LayerTypes(const Node& text, int64_t num_layers,
+                                    std::string_view other_kind) {
+  const Json& types = text.At("layer_types");
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers) {
+    text.Fail("layer_types",
+              fmt::format("expected a list of num_hidden_layers = {} entries", num_layers));
+  }
+  std::vector<std::string> kinds;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const Json& entry = types[static_cast<size_t>(i)];
+    std::string kind = entry.is_string() ? entry.get<std::string>() : QuoteJson(entry);
+    if (kind != other_kind && kind != "full_attention") {
+      text.Fail(fmt::format("layer_types[{}]", i),
+                fmt::format("unknown layer type (got {}, expected {} or full_attention)", kind,
+                            other_kind));
+    }
+    kinds.push_back(std::move(kind));
+  }
+  return kinds;
+}
+
 // Mixer kind per layer: layer_types when given (checked against full_attention_interval),
 // otherwise layer i is full attention iff (i+1) % full_attention_interval == 0.
 std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t num_layers) {
@@ -182,25 +209,11 @@ std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t 
                                              : MixerKind::kGatedDeltaNet);
   }
   if (!text.Has("layer_types")) return mixers;
-  const Json& types = text.At("layer_types");
-  if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers) {
-    text.Fail("layer_types",
-              fmt::format("expected a list of num_hidden_layers = {} entries", num_layers));
-  }
+  const std::vector<std::string> types = LayerTypes(text, num_layers, "linear_attention");
   for (int64_t i = 0; i < num_layers; ++i) {
-    const Json& entry = types[static_cast<size_t>(i)];
-    const std::string kind = entry.is_string() ? entry.get<std::string>() : QuoteJson(entry);
-    MixerKind mixer;
-    if (kind == "linear_attention") {
-      mixer = MixerKind::kGatedDeltaNet;
-    } else if (kind == "full_attention") {
-      mixer = MixerKind::kGatedAttention;
-    } else {
-      text.Fail(fmt::format("layer_types[{}]", i),
-                fmt::format("unknown layer type (got {}, expected linear_attention or "
-                            "full_attention)",
-                            kind));
-    }
+    const std::string& kind = types[static_cast<size_t>(i)];
+    const MixerKind mixer =
+        kind == "linear_attention" ? MixerKind::kGatedDeltaNet : MixerKind::kGatedAttention;
     if (text.Has("full_attention_interval") && mixer != mixers[static_cast<size_t>(i)]) {
       text.Fail(fmt::format("layer_types[{}]", i),
                 fmt::format("contradicts full_attention_interval {} (got {})", interval, kind));
@@ -219,21 +232,9 @@ std::vector<bool> LoadSlidingLayers(const Node& text, ModelFamily family, int64_
   model.attention.sliding_window = text.PositiveInt("sliding_window");
   for (int64_t i = 0; i < num_layers; ++i) sliding[static_cast<size_t>(i)] = i % 2 == 0;
   if (!text.Has("layer_types")) return sliding;
-  const Json& types = text.At("layer_types");
-  if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers) {
-    text.Fail("layer_types",
-              fmt::format("expected a list of num_hidden_layers = {} entries", num_layers));
-  }
+  const std::vector<std::string> types = LayerTypes(text, num_layers, "sliding_attention");
   for (int64_t i = 0; i < num_layers; ++i) {
-    const Json& entry = types[static_cast<size_t>(i)];
-    const std::string kind = entry.is_string() ? entry.get<std::string>() : QuoteJson(entry);
-    if (kind != "sliding_attention" && kind != "full_attention") {
-      text.Fail(fmt::format("layer_types[{}]", i),
-                fmt::format("unknown layer type (got {}, expected sliding_attention or "
-                            "full_attention)",
-                            kind));
-    }
-    sliding[static_cast<size_t>(i)] = kind == "sliding_attention";
+    sliding[static_cast<size_t>(i)] = types[static_cast<size_t>(i)] == "sliding_attention";
   }
   return sliding;
 }
