@@ -43,7 +43,8 @@ void CheckBridgeTensorParallel(const ModelConfig& model, const TrainingConfig& t
 
 // MB2: with tied embeddings, _broadcast_shared_embeddings takes VPP chunk 0 on the last stage,
 // which has no output_layer ("Output layer not found"; src/megatron/bridge/models/conversion/
-// model_bridge.py, where a maintainer note says VPP is still to be fixed); fixed by #4694, first in v0.6.0.
+// model_bridge.py, where a maintainer note says VPP is still to be fixed); fixed by #4694, first in
+// v0.6.0.
 void CheckBridgeVirtualStages(const ModelConfig& model, const TrainingConfig& training,
                               const std::string& profile, ValidationResult& result) {
   if (!model.tied_embeddings || training.parallel.virtual_stages <= 1 ||
