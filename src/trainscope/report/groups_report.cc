@@ -1,6 +1,6 @@
-// Renders the process groups of a RankMapping as text or JSON. Both renderers append directly to
-// one reserved string: a million-rank world prints hundreds of megabytes, so no per-group JSON
-// values or temporary lines are built.
+// Renders the process groups of a RankMapping as text or JSON. Both renderers append to one
+// buffer that is handed to the sink in pieces, and visit groups rank by rank: a 10^7-rank world
+// prints gigabytes, so no group list, per-group JSON value or whole report is ever built.
 #include "trainscope/report/groups_report.h"
 
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,14 +42,30 @@ void CheckRank(const RankMapping& mapping, std::optional<int64_t> rank) {
                    "report rank outside the world");
 }
 
-// Bytes the whole-world listing takes at most: every rank of every kind printed with the
-// widest rank's digits and a separator, plus a line head per group. Reserving it up front
-// avoids the copies of a growing string (untouched reserved pages cost no memory).
-std::size_t AllGroupsBytes(const RankMapping& mapping) {
-  const int64_t world = mapping.sizes().world_size;
-  const std::size_t digits = fmt::formatted_size("{}", world);
-  const std::size_t kinds = config::AllGroupKinds().size();
-  return kinds * static_cast<std::size_t>(world) * (digits + 1 + 24) + 4096;
+// Collects report bytes and hands them to the sink in pieces of about kPieceBytes, so the
+// rendering holds one piece however large the report. Finish() must be called at the end.
+class PieceWriter {
+ public:
+  explicit PieceWriter(const ByteSink& sink) : sink_(sink) { buffer_.reserve(2 * kPieceBytes); }
+  [[nodiscard]] std::string& out() { return buffer_; }
+  // Passes the buffer on once it holds a full piece.
+  void MaybeFlush() {
+    if (buffer_.size() >= kPieceBytes) Finish();
+  }
+  void Finish() {
+    if (!buffer_.empty()) sink_(buffer_);
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kPieceBytes = std::size_t{64} << 10;
+  const ByteSink& sink_;
+  std::string buffer_;
+};
+
+void AppendInteger(int64_t value, std::string& out) {
+  const fmt::format_int digits(value);
+  out.append(digits.data(), digits.size());
 }
 
 void AppendNamedValues(const NamedValues& values, std::string& out) {
@@ -76,14 +93,26 @@ void AppendTextHeader(const RankMapping& mapping, std::string& out) {
   out += '\n';
 }
 
-void AppendTextAllGroups(const RankMapping& mapping, std::string& out) {
+// Every group of every kind, one line each, flushed member by member (a group can hold the
+// whole world).
+void AppendTextAllGroups(const RankMapping& mapping, PieceWriter& writer) {
+  std::string& out = writer.out();
   for (const GroupKind kind : config::AllGroupKinds()) {
     const std::string name = config::ToString(kind);
-    const std::vector<std::vector<int64_t>> groups = mapping.AllGroups(kind);
-    fmt::format_to(std::back_inserter(out), "{}: {} groups of {}\n", name, groups.size(),
-                   mapping.GroupSize(kind));
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      AppendGroupLine(name, static_cast<int64_t>(i), groups[i], out);
+    const config::GroupEnumerator groups = mapping.Groups(kind);
+    fmt::format_to(std::back_inserter(out), "{}: {} groups of {}\n", name, groups.num_groups(),
+                   groups.group_size());
+    for (int64_t g = 0; g < groups.num_groups(); ++g) {
+      out += name;  // "<kind>[<index>]:", appended piecewise: 10^7 ranks print 10^8 heads
+      out += '[';
+      AppendInteger(g, out);
+      out += "]:";
+      groups.ForEachMember(g, [&](int64_t member) {
+        out += ' ';
+        AppendInteger(member, out);
+        writer.MaybeFlush();
+      });
+      out += '\n';
     }
   }
 }
@@ -139,48 +168,63 @@ void AppendRankList(const std::vector<int64_t>& ranks, std::string& out) {
   out += ']';
 }
 
+// Every group of `kind` as a compact list of rank lists, flushed member by member.
+void AppendJsonAllGroups(const RankMapping& mapping, GroupKind kind, PieceWriter& writer) {
+  std::string& out = writer.out();
+  const config::GroupEnumerator groups = mapping.Groups(kind);
+  out += '[';
+  for (int64_t g = 0; g < groups.num_groups(); ++g) {
+    out += g > 0 ? ",[" : "[";
+    bool first = true;
+    groups.ForEachMember(g, [&](int64_t member) {
+      if (!first) out += ',';
+      first = false;
+      AppendInteger(member, out);
+      writer.MaybeFlush();
+    });
+    out += ']';
+  }
+  out += ']';
+}
+
 // "groups": each kind on one line, its value compact: a rank list (one rank) or a list of them.
-void AppendJsonGroups(const RankMapping& mapping, std::optional<int64_t> rank, std::string& out) {
+void AppendJsonGroups(const RankMapping& mapping, std::optional<int64_t> rank,
+                      PieceWriter& writer) {
+  std::string& out = writer.out();
   out += '{';
   bool first = true;
   for (const GroupKind kind : config::AllGroupKinds()) {
     AppendKey(config::ToString(kind), 2, first, out);
     if (rank.has_value()) {
       AppendRankList(mapping.GroupOf(kind, *rank), out);
-      continue;
+    } else {
+      AppendJsonAllGroups(mapping, kind, writer);
     }
-    const std::vector<std::vector<int64_t>> groups = mapping.AllGroups(kind);
-    out += '[';
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      if (i > 0) out += ',';
-      AppendRankList(groups[i], out);
-    }
-    out += ']';
   }
   out += first ? "}" : "\n  }";
 }
 
 }  // namespace
 
-std::string RenderGroupsText(const RankMapping& mapping, std::optional<int64_t> rank) {
+void StreamGroupsText(const RankMapping& mapping, std::optional<int64_t> rank,
+                      const ByteSink& sink) {
   CheckRank(mapping, rank);
-  std::string out;
+  PieceWriter writer(sink);
+  AppendTextHeader(mapping, writer.out());
   if (rank.has_value()) {
-    AppendTextHeader(mapping, out);
-    AppendTextGroupsOfRank(mapping, *rank, out);
+    AppendTextGroupsOfRank(mapping, *rank, writer.out());
   } else {
-    out.reserve(AllGroupsBytes(mapping));
-    AppendTextHeader(mapping, out);
-    AppendTextAllGroups(mapping, out);
+    AppendTextAllGroups(mapping, writer);
   }
-  return out;
+  writer.Finish();
 }
 
-std::string RenderGroupsJson(const RankMapping& mapping, std::optional<int64_t> rank) {
+void StreamGroupsJson(const RankMapping& mapping, std::optional<int64_t> rank,
+                      const ByteSink& sink) {
   CheckRank(mapping, rank);
   const config::ParallelSizes& sizes = mapping.sizes();
-  std::string out;
-  if (!rank.has_value()) out.reserve(AllGroupsBytes(mapping));
+  PieceWriter writer(sink);
+  std::string& out = writer.out();
   bool first = true;
   out += '{';
   AppendKey("world_size", 1, first, out);
@@ -196,9 +240,21 @@ std::string RenderGroupsJson(const RankMapping& mapping, std::optional<int64_t> 
     AppendJsonObject(CoordinateEntries(mapping.Coordinates(*rank)), 2, out);
   }
   AppendKey("groups", 1, first, out);
-  AppendJsonGroups(mapping, rank, out);
+  AppendJsonGroups(mapping, rank, writer);
   out += "\n}\n";
-  return out;
+  writer.Finish();
+}
+
+std::string RenderGroupsText(const RankMapping& mapping, std::optional<int64_t> rank) {
+  std::string text;
+  StreamGroupsText(mapping, rank, [&text](std::string_view piece) { text += piece; });
+  return text;
+}
+
+std::string RenderGroupsJson(const RankMapping& mapping, std::optional<int64_t> rank) {
+  std::string text;
+  StreamGroupsJson(mapping, rank, [&text](std::string_view piece) { text += piece; });
+  return text;
 }
 
 }  // namespace trainscope::report
