@@ -3,8 +3,10 @@
 // prints gigabytes, so no group list, per-group JSON value or whole report is ever built.
 #include "trainscope/report/groups_report.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -42,31 +44,49 @@ void CheckRank(const RankMapping& mapping, std::optional<int64_t> rank) {
                    "report rank outside the world");
 }
 
-// Collects report bytes and hands them to the sink in pieces of about kPieceBytes, so the
-// rendering holds one piece however large the report. Finish() must be called at the end.
+// Collects report bytes in a fixed buffer and hands them to the sink in pieces of about
+// kPieceBytes, so the rendering holds one piece however large the report. Integers are
+// formatted in place: a 10^7-rank listing appends 10^8 of them. Finish() must be called at the
+// end.
 class PieceWriter {
  public:
-  explicit PieceWriter(const ByteSink& sink) : sink_(sink) { buffer_.reserve(2 * kPieceBytes); }
-  [[nodiscard]] std::string& out() { return buffer_; }
+  explicit PieceWriter(const ByteSink& sink) : sink_(sink), buffer_(kPieceBytes + kSlackBytes) {}
+  void Append(std::string_view bytes) {
+    if (used_ + bytes.size() > buffer_.size()) Flush();
+    if (bytes.size() > buffer_.size()) {
+      sink_(bytes);
+      return;
+    }
+    std::copy(bytes.begin(), bytes.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(used_));
+    used_ += bytes.size();
+  }
+  void Append(char c) {
+    if (used_ == buffer_.size()) Flush();
+    buffer_[used_++] = c;
+  }
+  void AppendInteger(int64_t value) {
+    if (used_ + kSlackBytes > buffer_.size()) Flush();
+    char* const begin = buffer_.data() + used_;
+    used_ += static_cast<std::size_t>(fmt::format_to(begin, FMT_COMPILE("{}"), value) - begin);
+  }
   // Passes the buffer on once it holds a full piece.
   void MaybeFlush() {
-    if (buffer_.size() >= kPieceBytes) Finish();
+    if (used_ >= kPieceBytes) Flush();
   }
-  void Finish() {
-    if (!buffer_.empty()) sink_(buffer_);
-    buffer_.clear();
-  }
+  void Finish() { Flush(); }
 
  private:
   static constexpr std::size_t kPieceBytes = std::size_t{64} << 10;
-  const ByteSink& sink_;
-  std::string buffer_;
-};
+  static constexpr std::size_t kSlackBytes = 32;  // more than any int64_t's digits and sign
+  void Flush() {
+    if (used_ > 0) sink_(std::string_view(buffer_.data(), used_));
+    used_ = 0;
+  }
 
-void AppendInteger(int64_t value, std::string& out) {
-  const fmt::format_int digits(value);
-  out.append(digits.data(), digits.size());
-}
+  const ByteSink& sink_;
+  std::vector<char> buffer_;
+  std::size_t used_ = 0;
+};
 
 void AppendNamedValues(const NamedValues& values, std::string& out) {
   bool first = true;
@@ -96,23 +116,22 @@ void AppendTextHeader(const RankMapping& mapping, std::string& out) {
 // Every group of every kind, one line each, flushed member by member (a group can hold the
 // whole world).
 void AppendTextAllGroups(const RankMapping& mapping, PieceWriter& writer) {
-  std::string& out = writer.out();
   for (const GroupKind kind : config::AllGroupKinds()) {
     const std::string name = config::ToString(kind);
+    const std::string head = name + "[";  // "<kind>[<index>]:"
     const config::GroupEnumerator groups = mapping.Groups(kind);
-    fmt::format_to(std::back_inserter(out), "{}: {} groups of {}\n", name, groups.num_groups(),
-                   groups.group_size());
+    writer.Append(
+        fmt::format("{}: {} groups of {}\n", name, groups.num_groups(), groups.group_size()));
     for (int64_t g = 0; g < groups.num_groups(); ++g) {
-      out += name;  // "<kind>[<index>]:", appended piecewise: 10^7 ranks print 10^8 heads
-      out += '[';
-      AppendInteger(g, out);
-      out += "]:";
+      writer.Append(head);
+      writer.AppendInteger(g);
+      writer.Append("]:");
       groups.ForEachMember(g, [&](int64_t member) {
-        out += ' ';
-        AppendInteger(member, out);
+        writer.Append(' ');
+        writer.AppendInteger(member);
         writer.MaybeFlush();
       });
-      out += '\n';
+      writer.Append('\n');
     }
   }
 }
@@ -170,38 +189,35 @@ void AppendRankList(const std::vector<int64_t>& ranks, std::string& out) {
 
 // Every group of `kind` as a compact list of rank lists, flushed member by member.
 void AppendJsonAllGroups(const RankMapping& mapping, GroupKind kind, PieceWriter& writer) {
-  std::string& out = writer.out();
   const config::GroupEnumerator groups = mapping.Groups(kind);
-  out += '[';
+  writer.Append('[');
   for (int64_t g = 0; g < groups.num_groups(); ++g) {
-    out += g > 0 ? ",[" : "[";
+    writer.Append(g > 0 ? ",[" : "[");
     bool first = true;
     groups.ForEachMember(g, [&](int64_t member) {
-      if (!first) out += ',';
+      if (!first) writer.Append(',');
       first = false;
-      AppendInteger(member, out);
+      writer.AppendInteger(member);
       writer.MaybeFlush();
     });
-    out += ']';
+    writer.Append(']');
   }
-  out += ']';
+  writer.Append(']');
 }
 
 // "groups": each kind on one line, its value compact: a rank list (one rank) or a list of them.
 void AppendJsonGroups(const RankMapping& mapping, std::optional<int64_t> rank,
                       PieceWriter& writer) {
-  std::string& out = writer.out();
-  out += '{';
+  writer.Append('{');
   bool first = true;
   for (const GroupKind kind : config::AllGroupKinds()) {
-    AppendKey(config::ToString(kind), 2, first, out);
-    if (rank.has_value()) {
-      AppendRankList(mapping.GroupOf(kind, *rank), out);
-    } else {
-      AppendJsonAllGroups(mapping, kind, writer);
-    }
+    std::string member;
+    AppendKey(config::ToString(kind), 2, first, member);
+    if (rank.has_value()) AppendRankList(mapping.GroupOf(kind, *rank), member);
+    writer.Append(member);
+    if (!rank.has_value()) AppendJsonAllGroups(mapping, kind, writer);
   }
-  out += first ? "}" : "\n  }";
+  writer.Append(first ? "}" : "\n  }");
 }
 
 }  // namespace
@@ -210,12 +226,11 @@ void StreamGroupsText(const RankMapping& mapping, std::optional<int64_t> rank,
                       const ByteSink& sink) {
   CheckRank(mapping, rank);
   PieceWriter writer(sink);
-  AppendTextHeader(mapping, writer.out());
-  if (rank.has_value()) {
-    AppendTextGroupsOfRank(mapping, *rank, writer.out());
-  } else {
-    AppendTextAllGroups(mapping, writer);
-  }
+  std::string head;
+  AppendTextHeader(mapping, head);
+  if (rank.has_value()) AppendTextGroupsOfRank(mapping, *rank, head);
+  writer.Append(head);
+  if (!rank.has_value()) AppendTextAllGroups(mapping, writer);
   writer.Finish();
 }
 
@@ -223,25 +238,26 @@ void StreamGroupsJson(const RankMapping& mapping, std::optional<int64_t> rank,
                       const ByteSink& sink) {
   CheckRank(mapping, rank);
   const config::ParallelSizes& sizes = mapping.sizes();
-  PieceWriter writer(sink);
-  std::string& out = writer.out();
+  std::string head;
   bool first = true;
-  out += '{';
-  AppendKey("world_size", 1, first, out);
-  fmt::format_to(std::back_inserter(out), "{}", sizes.world_size);
-  AppendKey("order", 1, first, out);
-  out += JsonString(config::ToString(sizes.order));
-  AppendKey("sizes", 1, first, out);
-  AppendJsonObject(SizeEntries(sizes), 2, out);
+  head += '{';
+  AppendKey("world_size", 1, first, head);
+  fmt::format_to(std::back_inserter(head), "{}", sizes.world_size);
+  AppendKey("order", 1, first, head);
+  head += JsonString(config::ToString(sizes.order));
+  AppendKey("sizes", 1, first, head);
+  AppendJsonObject(SizeEntries(sizes), 2, head);
   if (rank.has_value()) {
-    AppendKey("rank", 1, first, out);
-    fmt::format_to(std::back_inserter(out), "{}", *rank);
-    AppendKey("coordinates", 1, first, out);
-    AppendJsonObject(CoordinateEntries(mapping.Coordinates(*rank)), 2, out);
+    AppendKey("rank", 1, first, head);
+    fmt::format_to(std::back_inserter(head), "{}", *rank);
+    AppendKey("coordinates", 1, first, head);
+    AppendJsonObject(CoordinateEntries(mapping.Coordinates(*rank)), 2, head);
   }
-  AppendKey("groups", 1, first, out);
+  AppendKey("groups", 1, first, head);
+  PieceWriter writer(sink);
+  writer.Append(head);
   AppendJsonGroups(mapping, rank, writer);
-  out += "\n}\n";
+  writer.Append("\n}\n");
   writer.Finish();
 }
 
