@@ -87,6 +87,32 @@ TEST(CollectiveCostTest, PlaceGroupCountsDomainsNodesAndRanksPerDomain) {
   EXPECT_EQ(PlaceGroup({71, 72}, nvl72).num_domains, 2);
 }
 
+// Unsorted ranks are placed as their sorted list; the order a group lists them in is irrelevant.
+TEST(CollectiveCostTest, PlaceGroupIgnoresTheOrderOfRanks) {
+  const config::ClusterSpec hgx = Preset("H100");
+  EXPECT_EQ(PlaceGroup({16, 9, 0, 10, 1, 8}, hgx), PlaceGroup({0, 1, 8, 9, 10, 16}, hgx));
+  const config::ClusterSpec nvl72 = Preset("GB200");
+  // {3, 80, 4}: domains 0 (3, 4) and 1 (80); trays of 4: 0 (3), 1 (4), 20 (80).
+  EXPECT_EQ(PlaceGroup({80, 3, 4}, nvl72), (GroupPlacement{.num_ranks = 3,
+                                                           .num_domains = 2,
+                                                           .min_ranks_per_domain = 1,
+                                                           .max_ranks_per_domain = 2,
+                                                           .num_nodes = 3}));
+}
+
+// The data-parallel group of 10^7 GPUs at TP 1 (the largest world the input contract allows):
+// 10^7 / 8 domains and nodes of 8 ranks each. It is placed in one pass (it took seconds with a
+// per-domain tree; a fuzz case timed out on it under the sanitizers).
+TEST(CollectiveCostTest, PlaceGroupPlacesATenMillionRankGroup) {
+  const int64_t num_ranks = 10'000'000;
+  EXPECT_EQ(PlaceGroup(Ranks(0, num_ranks), Preset("H100")),
+            (GroupPlacement{.num_ranks = num_ranks,
+                            .num_domains = num_ranks / 8,
+                            .min_ranks_per_domain = 8,
+                            .max_ranks_per_domain = 8,
+                            .num_nodes = num_ranks / 8}));
+}
+
 TEST(CollectiveCostTest, LinkClassFollowsTheDomains) {
   const config::ClusterSpec hgx = Preset("H100");
   EXPECT_EQ(LinkOf(PlaceGroup(Ranks(8, 8), hgx)), LinkClass::kNvlink);

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <set>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "trainscope/error.h"
 
@@ -164,6 +164,20 @@ void CheckCluster(const config::ClusterSpec& cluster) {
                    "latencies must be >= 0");
 }
 
+// Calls visit(count) once for each run of consecutive ranks with the same rank / divisor, with
+// the run's length. Precondition: `ranks` ascending, so each quotient forms one run.
+template <typename Visit>
+void ForEachRun(const std::vector<int64_t>& ranks, int64_t divisor, Visit visit) {
+  std::size_t begin = 0;
+  while (begin < ranks.size()) {
+    const int64_t quotient = ranks[begin] / divisor;
+    std::size_t end = begin + 1;
+    while (end < ranks.size() && ranks[end] / divisor == quotient) ++end;
+    visit(static_cast<int64_t>(end - begin));
+    begin = end;
+  }
+}
+
 }  // namespace
 
 GroupPlacement PlaceGroup(const std::vector<int64_t>& global_ranks,
@@ -171,23 +185,29 @@ GroupPlacement PlaceGroup(const std::vector<int64_t>& global_ranks,
   TRAINSCOPE_CHECK(!global_ranks.empty(), "PlaceGroup needs at least one rank");
   TRAINSCOPE_CHECK(cluster.gpus_per_node >= 1 && cluster.nvlink_domain_gpus >= 1,
                    "gpus_per_node and nvlink_domain_gpus must be >= 1");
-  std::map<int64_t, int64_t> ranks_per_domain;  // ordered: no hash iteration anywhere
-  std::set<int64_t> nodes;
-  for (const int64_t rank : global_ranks) {
-    TRAINSCOPE_CHECK(rank >= 0, "ranks must be >= 0");
-    ++ranks_per_domain[rank / cluster.nvlink_domain_gpus];
-    nodes.insert(rank / cluster.gpus_per_node);
+  for (const int64_t rank : global_ranks) TRAINSCOPE_CHECK(rank >= 0, "ranks must be >= 0");
+  // Ranks in ascending order put each domain's and node's ranks next to each other, so both are
+  // counted in one pass. RankMapping's groups are ascending already; a 10^7-rank data-parallel
+  // group is then placed in linear time and without a per-domain tree.
+  std::vector<int64_t> sorted;
+  const std::vector<int64_t>* ranks = &global_ranks;
+  if (!std::is_sorted(global_ranks.begin(), global_ranks.end())) {
+    sorted = global_ranks;
+    std::sort(sorted.begin(), sorted.end());
+    ranks = &sorted;
   }
-  const int64_t num_ranks = static_cast<int64_t>(global_ranks.size());
+  const int64_t num_ranks = static_cast<int64_t>(ranks->size());
   GroupPlacement placement{.num_ranks = num_ranks,
-                           .num_domains = static_cast<int64_t>(ranks_per_domain.size()),
+                           .num_domains = 0,
                            .min_ranks_per_domain = num_ranks,
                            .max_ranks_per_domain = 0,
-                           .num_nodes = static_cast<int64_t>(nodes.size())};
-  for (const auto& [domain, count] : ranks_per_domain) {
+                           .num_nodes = 0};
+  ForEachRun(*ranks, cluster.nvlink_domain_gpus, [&](int64_t count) {
+    ++placement.num_domains;
     placement.min_ranks_per_domain = std::min(placement.min_ranks_per_domain, count);
     placement.max_ranks_per_domain = std::max(placement.max_ranks_per_domain, count);
-  }
+  });
+  ForEachRun(*ranks, cluster.gpus_per_node, [&](int64_t) { ++placement.num_nodes; });
   return placement;
 }
 
