@@ -170,6 +170,10 @@ TEST(MegatronArgsTest, RejectsBadUsageNamingTheFlag) {
       {{"params", "--megatron-core", "0.15"}, "--megatron-core: unknown value \"0.15\""},
       {{"params", "--sequence-parallel=1"}, "--sequence-parallel: takes no value"},
       {{"params", "stray"}, "unexpected argument \"stray\""},
+      {{"params", "-o", ""}, "-o: empty path"},
+      {{"params", "--model-config", ""}, "--model-config: empty path"},
+      {{"simulate", "--trace", ""}, "--trace: empty path"},
+      {{"simulate", "--cluster", ""}, "--cluster: empty path"},
       {{}, "missing command"},
   };
   for (const BadArgs& bad : cases) {

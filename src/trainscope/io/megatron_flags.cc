@@ -403,6 +403,22 @@ FlagSpec Text(std::vector<std::string_view> names,
           [field](CliRequest& r, const FlagUse& use) { field(r) = use.values.front(); }};
 }
 
+// The value of a flag that names a file: an empty path names no file (and `-o ""` would
+// write "<cwd>/.tmp.<pid>", then fail without naming the flag).
+const std::string& PathValue(const FlagUse& use) {
+  if (use.values.front().empty()) {
+    throw UsageError(fmt::format("{}: empty path (expected a file name)", use.name));
+  }
+  return use.values.front();
+}
+
+// A flag whose value is a file path, stored in `field`; an empty path is a usage error.
+FlagSpec Path(std::vector<std::string_view> names,
+              std::function<std::optional<std::string>&(CliRequest&)> field) {
+  return {std::move(names), Arity::kOne, false,
+          [field](CliRequest& r, const FlagUse& use) { field(r) = PathValue(use); }};
+}
+
 std::vector<FlagSpec> ToolFlags() {
   using R = CliRequest;
   return {
@@ -413,7 +429,7 @@ std::vector<FlagSpec> ToolFlags() {
       {{"--model-config"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.model_config_path = use.values.front(); }},
+       [](R& r, const FlagUse& use) { r.model_config_path = PathValue(use); }},
       Switch({"--json"}, false, [](R& r) -> bool& { return r.json; }),
       {{"--rank"},
        Arity::kOne,
@@ -424,7 +440,7 @@ std::vector<FlagSpec> ToolFlags() {
       {{"--output", "-o"},
        Arity::kOne,
        false,
-       [](R& r, const FlagUse& use) { r.output_path = use.values.front(); }},
+       [](R& r, const FlagUse& use) { r.output_path = PathValue(use); }},
       {{"--format"},
        Arity::kOne,
        false,
@@ -458,7 +474,7 @@ std::vector<FlagSpec> ToolFlags() {
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) { r.memory.fragmentation_fraction = ParseFraction(use); }},
-      Text({"--cluster"},
+      Path({"--cluster"},
            [](R& r) -> std::optional<std::string>& { return r.hardware.cluster_path; }),
       {{"--gpus-per-node"},
        Arity::kOne,
@@ -484,13 +500,13 @@ std::vector<FlagSpec> ToolFlags() {
        [](R& r, const FlagUse& use) {
          r.hardware.scale_out_latency_us = ParseNumberIn(use, kLatencyMicrosecondsRange);
        }},
-      Text({"--calibration"},
+      Path({"--calibration"},
            [](R& r) -> std::optional<std::string>& { return r.cost.calibration_path; }),
       Text({"--qwen-gdn-backend"},
            [](R& r) -> std::optional<std::string>& { return r.cost.gdn_backend; }),
       Text({"--moe-routing-skew"},
            [](R& r) -> std::optional<std::string>& { return r.memory.routing_skew; }),
-      Text({"--seq-length-distribution"},
+      Path({"--seq-length-distribution"},
            [](R& r) -> std::optional<std::string>& {
              return r.simulate.seq_length_distribution_path;
            }),
@@ -516,7 +532,7 @@ std::vector<FlagSpec> ToolFlags() {
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) { r.cost.interference = ParseFraction(use); }},
-      Text({"--trace"}, [](R& r) -> std::optional<std::string>& { return r.simulate.trace_path; }),
+      Path({"--trace"}, [](R& r) -> std::optional<std::string>& { return r.simulate.trace_path; }),
   };
 }
 
