@@ -311,13 +311,18 @@ struct Simulated {
   study::StudyResult result;
 };
 
-Simulated SimulateFor(const io::CliRequest& request) {
-  Checked c = CheckValid(request);
-  study::Study study = io::LoadStudy(c.request, c.model);
+// Simulating needs the GPU's BF16 peak; a cluster file can set one for a preset without it.
+void RequireBf16Peak(const study::Study& study) {
   if (study.cluster.gpu.bf16_flops_per_second <= 0) {
     throw InputError("gpu " + study.cluster.gpu.name +
                      ": bf16_tflops: the preset has no figure (set it in the cluster file)");
   }
+}
+
+Simulated SimulateFor(const io::CliRequest& request) {
+  Checked c = CheckValid(request);
+  study::Study study = io::LoadStudy(c.request, c.model);
+  RequireBf16Peak(study);
   study::StudyResult result = study::RunStudy(study);
   return Simulated{std::move(c), std::move(study), std::move(result)};
 }
@@ -453,10 +458,7 @@ CommandOutput RunRl(const io::CliRequest& request) {
   const Checked c = CheckValid(request);
   const study::RlOptions options = RlOptionsOf(c.request, c.model);
   const study::Study study = io::LoadStudy(c.request, c.model);
-  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
-    throw InputError("gpu " + study.cluster.gpu.name +
-                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
-  }
+  RequireBf16Peak(study);
   const study::RlStep step = study::RunRlStep(study, options);
   const report::RlReportInput input{study, options, step};
   return Output(request.json ? report::RenderRlJson(input) : report::RenderRlText(input), c.notes);

@@ -5,19 +5,14 @@
 
 #include <gtest/gtest.h>
 
-#include "tiny_configs.h"
+#include "tiny_study.h"
 #include "trainscope/error.h"
 #include "trainscope/io/cluster_file.h"
 
 namespace trainscope::study {
 namespace {
 
-Study TinyStudy() {
-  Study study{.model = testing_configs::TinyModel(),
-              .training = testing_configs::Training(2, 2, 2, 4)};
-  study.cluster = io::ResolveCluster({.gpu = std::string("H100")});
-  return study;
-}
+using testing_configs::TinyStudy;
 
 RlOptions TinyRl(int64_t prompts, bool colocate) {
   RlOptions options;

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "tiny_configs.h"
+#include "tiny_study.h"
 #include "trainscope/graph/step_graph.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
@@ -15,12 +15,7 @@
 namespace trainscope::study {
 namespace {
 
-Study TinyStudy() {
-  Study study{.model = testing_configs::TinyModel(),
-              .training = testing_configs::Training(2, 2, 2, 4)};
-  study.cluster = io::ResolveCluster({.gpu = std::string("H100")});
-  return study;
-}
+using testing_configs::TinyStudy;
 
 TEST(StudyTest, MatchesTheSimulatorAndMemoryModelCalledDirectly) {
   const Study study = TinyStudy();
