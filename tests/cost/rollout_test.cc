@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "trainscope/error.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
@@ -81,6 +82,24 @@ TEST(RolloutTest, OneDenseRequestDecodesAtTheMemoryRoofline) {
   const double expected =
       (read + 0.5 * kv) / bandwidth + 1e-3 + (read + 1.5 * kv) / bandwidth + 1e-3;
   EXPECT_NEAR(r.decode_seconds, expected, expected * 1e-12);
+}
+
+TEST(RolloutTest, AnEngineWhoseWeightsDoNotFitNamesRolloutTp) {
+  // Qwen3.5-397B-A17B in bf16 over TP 8: about 99 GB of weights per GPU, more than 0.8 of an
+  // H100's 80 GiB.
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-397B-A17B");
+  const config::ClusterSpec cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  const RolloutOptions options{.num_prompts = 1,
+                               .max_response_tokens = 1024,
+                               .mean_response_tokens = 512,
+                               .engine_gpus = 8,
+                               .engine_tp = 8};
+  try {
+    (void)EstimateRollout(model, cluster, ComputeEfficiency{}, options);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("--rollout-tp"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

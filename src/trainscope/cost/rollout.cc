@@ -188,11 +188,18 @@ RolloutEstimate EstimateRollout(const config::ModelConfig& model,
       static_cast<double>(o.prompt_tokens + o.max_response_tokens) * shape.kv_bytes_per_token +
       shape.state_bytes;
   if (r.kv_capacity_bytes_per_gpu < per_request) {
+    const double gib = 1024.0 * 1024 * 1024;
+    if (shape.weight_bytes >= r.peak_bytes_per_gpu) {
+      throw InputError(fmt::format(
+          "--rollout-tp: an engine of TP {} holds {:.1f} GiB of weights per GPU, more than "
+          "{:.2f} of the {}'s memory (--sglang-mem-fraction-static); raise --rollout-tp",
+          o.engine_tp, shape.weight_bytes / gib, o.memory_fraction, cluster.gpu.name));
+    }
     throw InputError(fmt::format(
-        "--sglang-mem-fraction-static: {:.2f} of {} leaves {:.1f} GiB per GPU after the engine's "
-        "{:.1f} GiB of weights, less than one request's KV cache; raise it or --rollout-tp",
-        o.memory_fraction, cluster.gpu.name, r.kv_capacity_bytes_per_gpu / (1024.0 * 1024 * 1024),
-        shape.weight_bytes / (1024.0 * 1024 * 1024)));
+        "--sglang-mem-fraction-static: {:.2f} of {} leaves {:.2f} GiB per GPU after {:.1f} GiB "
+        "of weights, less than one request's KV cache ({:.2f} GiB); raise it or --rollout-tp",
+        o.memory_fraction, cluster.gpu.name, r.kv_capacity_bytes_per_gpu / gib,
+        shape.weight_bytes / gib, per_request / gib));
   }
   r.max_running_requests = std::min<int64_t>(
       r.requests_per_engine, static_cast<int64_t>(r.kv_capacity_bytes_per_gpu / per_request));
