@@ -863,7 +863,7 @@ constexpr FlagDoc kFlagDocs[] = {
      "NCCL buffers per communicator, MiB, 0.001..1e6 (default 128)"},
     {"--memory-fragmentation", FlagGroup::kMemory, "F",
      "allocator reserve over allocated bytes, 0.001 <= F < 1 (default 0.1)"},
-    {"--moe-routing-skew", FlagGroup::kMemory, "S|FILE|load=F",
+    {"--moe-routing-skew", FlagGroup::kMemory, "S|contiguous=S|FILE|load=F",
      "Zipf exponent, per-expert token histogram or busiest-rank load factor (default balanced)"},
     {"--calibration", FlagGroup::kCostModel, "FILE",
      "JSON overriding kernel efficiencies and link constants"},
