@@ -65,6 +65,36 @@ void SetRecompute(const std::string& notes_lower, config::RecomputeConfig& recom
   }
 }
 
+// Megatron-Bridge splits layer counts that fit no even split (DeepSeek-V3 and Kimi-K2: 61
+// layers, odd, so never over an even number of chunks) with --pipeline-model-parallel-layout,
+// which trainscope does not model. The nearest layout it models: the largest v' dividing v for
+// which --decoder-first/last-pipeline-num-layers give the first and last stages multiples of v'
+// and every middle stage the same multiple of v' (C17-C19), the middle stages as full as the
+// others. Returns false when none exists.
+bool UnevenSplit(int64_t num_layers, config::TrainingConfig& t,
+                 std::vector<std::string>& assumptions) {
+  const int64_t p = t.parallel.pipeline;
+  if (p < 2) return false;
+  for (int64_t v = t.parallel.virtual_stages; v >= 1; --v) {
+    if (t.parallel.virtual_stages % v != 0) continue;
+    for (int64_t middle = num_layers / p / v * v; middle >= 0; middle -= v) {
+      const int64_t ends = num_layers - (p - 2) * middle;
+      if (p > 2 && middle == 0) break;
+      const int64_t last = ends / 2 / v * v;  // the last stage also holds the loss (and MTP)
+      const int64_t first = ends - last;
+      if (last < v || first < v || first % v != 0) continue;
+      t.parallel.virtual_stages = v;
+      t.split = {.first_stage_layers = first, .last_stage_layers = last};
+      assumptions.push_back(fmt::format(
+          "uneven split first={} last={} middle={} with vp={} (the recipe's pipeline layout is "
+          "not modelled)",
+          first, last, middle, v));
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string Lower(std::string_view text) {
@@ -105,10 +135,16 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
   }
   // Uneven layer counts (Llama-3.1-405B: 126 layers) use the embedding/loss slots, as
   // torchtitan and Megatron-Bridge recipes do.
-  if (model.NumLayers() % (t.parallel.pipeline * t.parallel.virtual_stages) != 0) {
+  const int64_t chunks = t.parallel.pipeline * t.parallel.virtual_stages;
+  if (model.NumLayers() % chunks != 0 && (model.NumLayers() + 2) % chunks == 0) {
     t.split.account_for_embedding = true;
     t.split.account_for_loss = true;
     assumptions.push_back("account for embedding+loss in the split");
+  } else if (model.NumLayers() % chunks != 0 &&
+             (model.family != config::ModelFamily::kDeepSeekV3 ||
+              !UnevenSplit(model.NumLayers(), t, assumptions))) {
+    t.split.account_for_embedding = true;  // rejected by C15, reported as the skip reason
+    t.split.account_for_loss = true;
   }
   t.sequence_parallel = t.parallel.tensor > 1;
   t.data_parallel.distributed_optimizer = true;

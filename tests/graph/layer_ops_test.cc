@@ -511,6 +511,55 @@ TEST(LayerOpsTest, SlidingWindowLayersAttendOnlyTheWindow) {
   EXPECT_EQ(Named(DecoderLayerForward(context, 1), "attention.core").flops, 68'719'476'736);
 }
 
+// DeepSeek-V3 layer 0 (dense), t = 2 with SP, s = 4096, b = 1 (multi_latent_attention.py with
+// the TE spec): the down projections are replicated TELinears on the 2048-token sequence shard;
+// SP gathers the q latent (4096·1536·2 B), the kv latent (4096·512·2 B) and the shared RoPE key
+// (4096·64·2 B) instead of the hidden states; q_up gives n/t·(nope+rope) = 64·192, kv_up
+// n/t·(nope+v) = 64·256, linear_proj reads n/t·v = 64·128. Core attention: QKᵀ over d_qk = 192
+// and PV over d_v = 128, causal: b·(n/t)·(192 + 128)·s² = 64·320·4096² = 343,597,383,680.
+TEST(LayerOpsTest, MlaProjectsThroughReplicatedDownAndColumnParallelUpProjections) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  const config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "attention.linear_q_down_proj").gemm,
+            (GemmShape{.m = 2048, .n = 1536, .k = 7168, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_kv_down_proj").gemm,
+            (GemmShape{.m = 2048, .n = 576, .k = 7168, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_q_up_proj").gemm,
+            (GemmShape{.m = 4096, .n = 12288, .k = 1536, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_kv_up_proj").gemm,
+            (GemmShape{.m = 4096, .n = 16384, .k = 512, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_proj").gemm,
+            (GemmShape{.m = 4096, .n = 7168, .k = 8192, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_q_up_proj.ag_input").message_bytes, 4096 * 1536 * 2);
+  EXPECT_EQ(Named(fwd, "attention.linear_kv_up_proj.ag_input").message_bytes, 4096 * 512 * 2);
+  EXPECT_EQ(Named(fwd, "attention.k_pos_emb.ag").message_bytes, 4096 * 64 * 2);
+  EXPECT_FALSE(HasOp(fwd, "attention.linear_qkv"));
+  EXPECT_EQ(Named(fwd, "attention.core").flops, 343'597'383'680);
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  EXPECT_EQ(Named(bwd, "attention.core.backward").flops, 2 * 343'597'383'680);
+  EXPECT_EQ(Named(bwd, "attention.linear_q_down_proj.wgrad").flops, 2LL * 2048 * 1536 * 7168);
+  EXPECT_EQ(Named(bwd, "attention.k_pos_emb.rs_grad").message_bytes, 4096 * 64 * 2);
+  // The down projections add no TP collective: per pair (q_up, kv_up, proj) fwd AG/RS, bwd
+  // AG, RS (column) or AG (row), plus the k_pos_emb gather and its reduce-scatter.
+  int64_t tp_ops = 0;
+  for (const Op& op : Filter(fwd, GroupKind::kTp)) tp_ops += op.role.block == OpBlock::kAttention;
+  EXPECT_EQ(tp_ops, 4);
+}
+
+// Moonlight has no q_lora_rank: q comes from one column-parallel linear_q_proj over the gathered
+// hidden states.
+TEST(LayerOpsTest, MlaWithoutQLoraProjectsQueryFromTheHiddenStates) {
+  const config::ModelConfig model = io::LoadPreset("Moonlight-16B-A3B");
+  const config::TrainingConfig training = Training(2, true);
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  EXPECT_FALSE(HasOp(fwd, "attention.linear_q_down_proj"));
+  EXPECT_EQ(Named(fwd, "attention.linear_q_proj").gemm,
+            (GemmShape{.m = 4096, .n = 8 * 192, .k = 2048, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_q_proj.ag_input").message_bytes, 4096 * 2048 * 2);
+}
+
 TEST(LayerOpsTest, SelectiveCoreAttentionRecomputeReplaysCommunicationOnlyWithCp) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   config::TrainingConfig training = Training(2, true);

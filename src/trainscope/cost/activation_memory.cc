@@ -94,6 +94,30 @@ int64_t AttentionBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   return bytes;
 }
 
+// Multi-latent attention (multi_latent_attention.py, TE spec): the input norm as a fused norm
+// (its output is the one input both replicated down projections save); per latent (q when
+// q_lora_rank > 0, and kv) the norm input, its fp32 rsigma and its output, which the column-
+// parallel up projection saves sequence-sharded; flash attention's q and k (n/t heads of
+// nope + rope) and v (v_head_dim); the core output O (linear_proj's input, plus its quantized
+// copy with FP8) and the fp32 LSE. The gathered k_pos_emb is not saved (RoPE's backward needs
+// only the angles).
+int64_t MlaBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+  const config::MlaConfig& mla = c.model.mla;
+  const int64_t heads = c.model.attention.num_heads / d.t;
+  int64_t bytes = FusedNormBytes(c, d);
+  for (const int64_t latent : {mla.q_lora_rank, mla.kv_lora_rank}) {
+    if (latent == 0) continue;
+    bytes += Bytes(d.sp_tokens, latent, kBf16Bytes) + Bytes(d.sp_tokens, 1, kFp32Bytes) +
+             GemmInputBytes(c, d.sp_tokens, latent);
+  }
+  const int64_t o = heads * mla.v_head_dim;
+  bytes += Bytes(d.tokens, 2 * heads * mla.QkHeadDim() + o, kBf16Bytes);
+  bytes += Bytes(d.tokens, o, kBf16Bytes);
+  if (Fp8(c)) bytes += GemmInputBytes(c, d.tokens, o);
+  if (!Drops(c, selective, "core_attn")) bytes += Bytes(d.tokens, heads, kFp32Bytes);
+  return bytes;
+}
+
 // Gated DeltaNet (Megatron-LM ssm/gated_delta_net): in_proj output (the conv input and the z, beta,
 // alpha views), conv output (kernel q, k, v), q/k L2-norm rstd, decay g (fp32) and beta, the FLA
 // kernel's WY matrix A [S, H_v, chunk] in bf16, the kernel output o and out_norm rstd, and the
@@ -200,8 +224,14 @@ int64_t MoeBytes(const LayerOpContext& c, const Dims& d, bool selective, double 
 
 int64_t LayerBytes(const LayerOpContext& c, LayerSpec spec, bool selective, double load) {
   const Dims d = MakeDims(c);
-  const int64_t mixer = spec.mixer == MixerKind::kGatedDeltaNet ? GdnBytes(c, d, selective)
-                                                                : AttentionBytes(c, d, selective);
+  int64_t mixer = 0;
+  if (spec.mixer == MixerKind::kGatedDeltaNet) {
+    mixer = GdnBytes(c, d, selective);
+  } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
+    mixer = MlaBytes(c, d, selective);
+  } else {
+    mixer = AttentionBytes(c, d, selective);
+  }
   const int64_t ffn =
       spec.ffn == FfnKind::kMoe ? MoeBytes(c, d, selective, load) : DenseMlpBytes(c, d, selective);
   return CheckedAdd(mixer, ffn, kWhat);
@@ -236,6 +266,11 @@ int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec, double moe_
     const config::GdnConfig& g = c.model.gdn;
     const int64_t state = g.num_value_heads / d.t * g.key_head_dim * g.value_head_dim;
     mixer = Bytes(CeilDiv(d.tokens, g.chunk_size), state, kBf16Bytes);
+  } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
+    // dq, dk (nope + rope) and dv (v_head_dim) over the n/t local heads in backward.
+    const config::MlaConfig& mla = c.model.mla;
+    const int64_t width = c.model.attention.num_heads / d.t * (2 * mla.QkHeadDim() + mla.v_head_dim);
+    mixer = Bytes(d.tokens, width, kBf16Bytes);
   } else {
     // dq, dk, dv and the gate gradient in backward.
     const config::AttentionConfig& a = c.model.attention;

@@ -68,11 +68,14 @@ struct CpSizes {
   int64_t kv_bytes = 0;  // one of K or V locally: s_c·b·g_l·d_h·2
 };
 
+// MLA (value head dim d_v ≠ d_h): K has d_h and V d_v per head, so one of K or V is taken at
+// their mean width (d_h + d_v)/2, which keeps K + V = 2·kv_bytes exact; Q and O at d_h.
 CpSizes AttentionCpSizes(const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t tokens = c.TokensPerRank();
+  const int64_t kv_width = (a.head_dim + a.ValueHeadDim()) / 2;
   return CpSizes{.q_bytes = tokens * (a.num_heads / Tp(c)) * a.head_dim * kBf16Bytes,
-                 .kv_bytes = tokens * LocalKvHeads(c) * a.head_dim * kBf16Bytes};
+                 .kv_bytes = tokens * LocalKvHeads(c) * kv_width * kBf16Bytes};
 }
 
 // q_layernorm / k_layernorm, RMSNorm over d_h (attention.py get_query_key_value_tensors), on the
@@ -189,7 +192,9 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
 }
 
 // Causal core attention (TE): 2·b·(n/t)·d_h·s²/c = 2·b·(n/t)·d_h·s·s_c forward (QKᵀ and PV,
-// each 2·s²·d_h per head, halved by the causal mask). THD counts Σ s_i² per packed sequence;
+// each 2·s²·d_h per head, halved by the causal mask). With a value head dim d_v ≠ d_h (MLA:
+// d_h = nope + rope, d_v = v_head_dim), QKᵀ costs s²·d_h and PV s²·d_v per head after the mask:
+// b·(n/t)·(d_h + d_v)·s·s_c, which is the first form when d_v = d_h. THD counts Σ s_i² per packed sequence;
 // without a length distribution a micro-batch is b sequences of length s, which equals BSHD.
 // A sliding-window layer (window w < s) attends Σ_i min(i+1, w) = w·s − w(w−1)/2 query-key
 // pairs instead of the causal s²/2, and the kernel skips the masked blocks, so the FLOPs scale
@@ -200,11 +205,12 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const int64_t local_heads = a.num_heads / Tp(c);
   const int64_t s = c.training.batch.seq_length;
   const int64_t b = c.training.batch.micro_batch_size;
-  int64_t flops = 2 * b * local_heads * a.head_dim * s * (s / Cp(c));
+  const int64_t qk_plus_v = a.head_dim + a.ValueHeadDim();
+  int64_t flops = b * local_heads * qk_plus_v * s * (s / Cp(c));
   const auto layer = static_cast<size_t>(sink.layer());
   const int64_t w = a.sliding_window;
   if (layer < c.model.layers.size() && c.model.layers[layer].sliding && w < s) {
-    flops = 4 * b * local_heads * a.head_dim * (w * s - w * (w - 1) / 2) / Cp(c);
+    flops = 2 * b * local_heads * qk_plus_v * (w * s - w * (w - 1) / 2) / Cp(c);
   }
   const CpSizes sz = AttentionCpSizes(c);
   const std::string name = multiplier == 1 ? "attention.core" : "attention.core.backward";

@@ -44,6 +44,8 @@ using internal::Tp;
 void MixerForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   if (spec.mixer == MixerKind::kGatedDeltaNet) {
     GdnForward(sink, c);
+  } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
+    internal::MlaForward(sink, c);
   } else {
     AttentionForward(sink, c);
   }
@@ -83,6 +85,8 @@ std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t l
   }
   if (spec.mixer == MixerKind::kGatedDeltaNet) {
     GdnBackward(sink, c);
+  } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
+    internal::MlaBackward(sink, c);
   } else {
     AttentionBackward(sink, c);
   }

@@ -23,6 +23,9 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
 // Causal core attention (TE DotProductAttention); `multiplier` 1 for forward, 2 for backward.
 void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier);
 
+// Multi-latent attention block (multi_latent_attention.py, TE spec), forward and backward.
+void MlaForward(OpSink& sink, const LayerOpContext& c);
+void MlaBackward(OpSink& sink, const LayerOpContext& c);
 // Gated DeltaNet block (ssm/gated_delta_net/), forward and backward.
 void GdnForward(OpSink& sink, const LayerOpContext& c);
 void GdnBackward(OpSink& sink, const LayerOpContext& c);
