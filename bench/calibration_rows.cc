@@ -77,9 +77,10 @@ bool UnevenSplit(int64_t num_layers, config::TrainingConfig& t,
   if (p < 2) return false;
   for (int64_t v = t.parallel.virtual_stages; v >= 1; --v) {
     if (t.parallel.virtual_stages % v != 0) continue;
-    for (int64_t middle = num_layers / p / v * v; middle >= 0; middle -= v) {
+    // Middle stages as full as an even split would make them (ceil(L/p) rounded up to v),
+    // lowered until the two end stages can take the rest.
+    for (int64_t middle = (num_layers + p * v - 1) / (p * v) * v; middle >= v; middle -= v) {
       const int64_t ends = num_layers - (p - 2) * middle;
-      if (p > 2 && middle == 0) break;
       const int64_t last = ends / 2 / v * v;  // the last stage also holds the loss (and MTP)
       const int64_t first = ends - last;
       if (last < v || first < v || first % v != 0) continue;
@@ -167,6 +168,9 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.moe.dispatcher = flex ? config::TokenDispatcher::kFlex : config::TokenDispatcher::kAllToAll;
     if (flex) assumptions.push_back("flex dispatcher (DeepEP / HybridEP in the notes)");
     t.moe.grouped_gemm = true;
+    // DeepSeek-V3's aux-loss-free balancing: Megatron-Bridge's recipes turn on
+    // --moe-router-enable-expert-bias for models whose router carries the expert bias.
+    t.moe.router_enable_expert_bias = model.moe.router_score_bias;
   }
   SetRecompute(Lower(row.notes), t.recompute, assumptions);
   return t;

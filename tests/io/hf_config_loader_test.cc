@@ -22,7 +22,8 @@ TEST(HfConfigLoaderTest, LoadsEveryBuiltInPreset) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW((void)LoadPreset(name));
   }
-  EXPECT_EQ(PresetNames().size(), 29u);  // 17 Qwen + 8 Llama + 2 Mixtral + 2 GPT-OSS
+  // 17 Qwen + 8 Llama + 2 Mixtral + 2 GPT-OSS + DeepSeek-V3, Kimi-K2, Moonlight-16B-A3B
+  EXPECT_EQ(PresetNames().size(), 32u);
 }
 
 // openai/gpt-oss-120b config.json: alternating sliding_attention / full_attention layers with a

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -85,6 +86,8 @@ struct FlexRouting {
   int64_t expert_parallel = 1;
   int64_t expert_tensor_parallel = 1;
   std::vector<double> virtual_shares;  // size u·E, or empty for balanced routing
+  int64_t num_groups = 0;              // group-limited routing (MoeConfig), 0 = none
+  int64_t group_top_k = 0;
 };
 
 FlexRouting FlexRoutingOf(const config::ModelConfig& model, const config::TrainingConfig& training,
@@ -92,7 +95,9 @@ FlexRouting FlexRoutingOf(const config::ModelConfig& model, const config::Traini
   FlexRouting routing{.num_experts = model.moe.num_experts,
                       .top_k = model.moe.top_k,
                       .expert_parallel = training.parallel.expert,
-                      .expert_tensor_parallel = training.parallel.ExpertTensor()};
+                      .expert_tensor_parallel = training.parallel.ExpertTensor(),
+                      .num_groups = model.moe.num_groups,
+                      .group_top_k = model.moe.group_top_k};
   if (expert_shares.empty() || routing.num_experts == 0) return routing;
   TRAINSCOPE_CHECK(static_cast<int64_t>(expert_shares.size()) == routing.num_experts,
                    "one expert share per expert");
@@ -119,12 +124,19 @@ cost::FlexExchange FlexExchangeOf(const Op& op, const FlexRouting& routing,
   const double destinations = e * cost::HitProbability(static_cast<double>(routing.num_experts) / e,
                                                        routing.num_experts, routing.top_k);
   const int64_t u = routing.expert_tensor_parallel;
+  // Node-limited routing is modelled for uniform scores only (FlexExchange contract).
+  const auto num_domains = static_cast<int64_t>(std::set<int64_t>(domains.begin(), domains.end()).size());
+  const int64_t max_domains =
+      routing.virtual_shares.empty()
+          ? cost::GroupLimitedDomains(routing.num_groups, routing.group_top_k, num_domains)
+          : 0;
   return cost::FlexExchange{.token_bytes = static_cast<double>(op.message_bytes) /
                                            (destinations * static_cast<double>(u)),
                             .num_experts = u * routing.num_experts,
                             .top_k = u * routing.top_k,
                             .rank_domain = domains,
-                            .expert_shares = routing.virtual_shares};
+                            .expert_shares = routing.virtual_shares,
+                            .max_domains_per_token = max_domains};
 }
 
 }  // namespace
