@@ -141,9 +141,8 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.split.account_for_embedding = true;
     t.split.account_for_loss = true;
     assumptions.push_back("account for embedding+loss in the split");
-  } else if (model.NumLayers() % chunks != 0 &&
-             (model.family != config::ModelFamily::kDeepSeekV3 ||
-              !UnevenSplit(model.NumLayers(), t, assumptions))) {
+  } else if (model.NumLayers() % chunks != 0 && (model.family != config::ModelFamily::kDeepSeekV3 ||
+                                                 !UnevenSplit(model.NumLayers(), t, assumptions))) {
     t.split.account_for_embedding = true;  // rejected by C15, reported as the skip reason
     t.split.account_for_loss = true;
   }

@@ -94,8 +94,9 @@ struct MlaMoeDims {
 // q_lora), kv_a_proj_with_mqa [kv_lora+rope, H], kv_a_layernorm [kv_lora],
 // kv_b_proj [n·(nope+v), kv_lora], o_proj [H, n·v].
 int64_t Mla(const MlaMoeDims& d) {
-  const int64_t q = d.q_lora > 0 ? d.q_lora * d.h + d.q_lora + d.heads * (d.nope + d.rope) * d.q_lora
-                                 : d.heads * (d.nope + d.rope) * d.h;
+  const int64_t q = d.q_lora > 0
+                        ? d.q_lora * d.h + d.q_lora + d.heads * (d.nope + d.rope) * d.q_lora
+                        : d.heads * (d.nope + d.rope) * d.h;
   return q + (d.kv_lora + d.rope) * d.h + d.kv_lora + d.heads * (d.nope + d.v) * d.kv_lora +
          d.h * d.heads * d.v;
 }
@@ -116,8 +117,8 @@ int64_t MainModel(const MlaMoeDims& d, int64_t experts) {
   return dense + moe + d.h + 2 * d.vocab * d.h;
 }
 
-constexpr MlaMoeDims kDeepSeekV3{7168, 129280, 61, 3, 18432, 256, 2048, 1,
-                                 128,  1536,   512, 128, 64, 128, 8};
+constexpr MlaMoeDims kDeepSeekV3{7168, 129280, 61,  3,   18432, 256, 2048, 1,
+                                 128,  1536,   512, 128, 64,    128, 8};
 
 // Number of 128x128 FP8 blocks of a [rows, cols] weight: one fp32 weight_scale_inv each.
 int64_t Fp8Scales(int64_t rows, int64_t cols) {
@@ -133,8 +134,8 @@ TEST(ParamCountTest, ReproducesPublishedDeepSeekV3Counts) {
   EXPECT_EQ(counts.text_total / 1'000'000'000, 671);
   // MTP module (multi_token_prediction.py): enorm, hnorm, eh_proj [H, 2H], one MoE decoder layer,
   // and the shared-head norm. Megatron shares the embedding and output layer with the main model.
-  const int64_t mtp = 2 * d.h + 2 * d.h * d.h + Mla(d) + 2 * d.h + MoeRest(d) +
-                      RoutedExperts(d, d.experts) + d.h;
+  const int64_t mtp =
+      2 * d.h + 2 * d.h * d.h + Mla(d) + 2 * d.h + MoeRest(d) + RoutedExperts(d, d.experts) + d.h;
   EXPECT_EQ(counts.mtp, mtp);
   EXPECT_EQ(counts.mtp, 11'610'068'224);
   EXPECT_EQ(counts.total, counts.text_total + counts.mtp);
@@ -142,11 +143,10 @@ TEST(ParamCountTest, ReproducesPublishedDeepSeekV3Counts) {
   // fp32 weight_scale_inv per 128x128 block of every FP8 linear (all attention and MLP linears;
   // not the embeddings, the gates or eh_proj). Its safetensors total is 684,531,386,000 ("685B" =
   // 671B + 14B MTP; huggingface.co/api/models/deepseek-ai/DeepSeek-V3?expand[]=safetensors).
-  const int64_t attention_scales = Fp8Scales(d.q_lora, d.h) +
-                                   Fp8Scales(d.heads * (d.nope + d.rope), d.q_lora) +
-                                   Fp8Scales(d.kv_lora + d.rope, d.h) +
-                                   Fp8Scales(d.heads * (d.nope + d.v), d.kv_lora) +
-                                   Fp8Scales(d.h, d.heads * d.v);
+  const int64_t attention_scales =
+      Fp8Scales(d.q_lora, d.h) + Fp8Scales(d.heads * (d.nope + d.rope), d.q_lora) +
+      Fp8Scales(d.kv_lora + d.rope, d.h) + Fp8Scales(d.heads * (d.nope + d.v), d.kv_lora) +
+      Fp8Scales(d.h, d.heads * d.v);
   const auto mlp_scales = [&](int64_t f) { return 2 * Fp8Scales(f, d.h) + Fp8Scales(d.h, f); };
   const int64_t moe_layer_scales =
       attention_scales + (d.experts + d.shared) * mlp_scales(d.expert_ffn);
@@ -162,7 +162,8 @@ TEST(ParamCountTest, ReproducesPublishedDeepSeekV3Counts) {
 TEST(ParamCountTest, KimiK2AndMoonlightFollowTheDeepSeekV3Formulas) {
   // Kimi-K2 (moonshotai/Kimi-K2-Instruct): 64 heads, 384 experts, one dense layer, no MTP. The
   // card's "1T total, 32B activated" (32B without the input embedding).
-  constexpr MlaMoeDims kimi{7168, 163840, 61, 1, 18432, 384, 2048, 1, 64, 1536, 512, 128, 64, 128, 8};
+  constexpr MlaMoeDims kimi{7168, 163840, 61,  1,   18432, 384, 2048, 1,
+                            64,   1536,   512, 128, 64,    128, 8};
   const ParamCounts k2 = CountParams(io::LoadPreset("moonshotai/Kimi-K2"));
   EXPECT_EQ(k2.total, MainModel(kimi, kimi.experts));
   EXPECT_EQ(k2.total, 1'026'408'232'448);
@@ -194,9 +195,11 @@ TEST(ParamCountTest, MlaDownProjectionsAreReplicatedOverTensorParallel) {
     (tensor.split == Split::kReplicated ? replicated : split) += shard;
   }
   const MlaMoeDims& d = kDeepSeekV3;
-  EXPECT_EQ(replicated, d.q_lora * d.h + d.q_lora + (d.kv_lora + d.rope) * d.h + d.kv_lora + 2 * d.h);
+  EXPECT_EQ(replicated,
+            d.q_lora * d.h + d.q_lora + (d.kv_lora + d.rope) * d.h + d.kv_lora + 2 * d.h);
   EXPECT_EQ(split, (d.heads * (d.nope + d.rope) * d.q_lora + d.heads * (d.nope + d.v) * d.kv_lora +
-                    d.h * d.heads * d.v) / 8);
+                    d.h * d.heads * d.v) /
+                       8);
 }
 
 // The hybrid formulas of docs/params.md, evaluated by hand for one model.

@@ -1,8 +1,9 @@
 // The internal model description: one value type that captures everything later stages need
 // about a Qwen3 / Qwen3-Next / Qwen3.5 / Llama / Mixtral / GPT-OSS / DeepSeek-V3 decoder (per-layer
 // mixer and FFN kind, GQA with explicit head_dim, gated attention, multi-latent attention, Gated
-// DeltaNet, MoE with shared experts, MTP, vision tower). Built by io/hf_config_loader from a Hugging Face config.json, or in code by
-// tests. Plain value: copyable, comparable, no hidden state.
+// DeltaNet, MoE with shared experts, MTP, vision tower). Built by io/hf_config_loader from a
+// Hugging Face config.json, or in code by tests. Plain value: copyable, comparable, no hidden
+// state.
 #ifndef TRAINSCOPE_CONFIG_MODEL_CONFIG_H_
 #define TRAINSCOPE_CONFIG_MODEL_CONFIG_H_
 
@@ -26,9 +27,9 @@ enum class ModelFamily {
 
 // The token mixer of one decoder layer.
 enum class MixerKind {
-  kAttention,       // softmax attention, GQA (Qwen3, Llama, Mixtral)
-  kGatedAttention,  // softmax attention with a sigmoid output gate (Qwen3-Next / Qwen3.5)
-  kGatedDeltaNet,   // Gated DeltaNet linear attention (Qwen3-Next / Qwen3.5)
+  kAttention,             // softmax attention, GQA (Qwen3, Llama, Mixtral)
+  kGatedAttention,        // softmax attention with a sigmoid output gate (Qwen3-Next / Qwen3.5)
+  kGatedDeltaNet,         // Gated DeltaNet linear attention (Qwen3-Next / Qwen3.5)
   kMultiLatentAttention,  // multi-latent attention, low-rank q and kv (DeepSeek-V3)
 };
 
@@ -40,9 +41,9 @@ enum class FfnKind { kDense, kMoe };
 enum class NormKind { kRmsNorm, kZeroCenteredRmsNorm };
 
 struct AttentionConfig {
-  int64_t num_heads = 0;         // query heads (n)
-  int64_t num_kv_heads = 0;      // key/value heads = query groups (g)
-  int64_t head_dim = 0;          // kv_channels (d_h); explicit, may differ from hidden/heads
+  int64_t num_heads = 0;     // query heads (n)
+  int64_t num_kv_heads = 0;  // key/value heads = query groups (g)
+  int64_t head_dim = 0;      // kv_channels (d_h); explicit, may differ from hidden/heads
   // Value head dim when it differs from the query/key head_dim (MLA: v_head_dim); 0 = head_dim.
   int64_t value_head_dim = 0;
   bool qk_norm = false;          // RMSNorm over head_dim on q and k

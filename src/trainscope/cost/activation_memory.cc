@@ -269,7 +269,8 @@ int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec, double moe_
   } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
     // dq, dk (nope + rope) and dv (v_head_dim) over the n/t local heads in backward.
     const config::MlaConfig& mla = c.model.mla;
-    const int64_t width = c.model.attention.num_heads / d.t * (2 * mla.QkHeadDim() + mla.v_head_dim);
+    const int64_t width =
+        c.model.attention.num_heads / d.t * (2 * mla.QkHeadDim() + mla.v_head_dim);
     mixer = Bytes(d.tokens, width, kBf16Bytes);
   } else {
     // dq, dk, dv and the gate gradient in backward.

@@ -194,9 +194,9 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
 // Causal core attention (TE): 2·b·(n/t)·d_h·s²/c = 2·b·(n/t)·d_h·s·s_c forward (QKᵀ and PV,
 // each 2·s²·d_h per head, halved by the causal mask). With a value head dim d_v ≠ d_h (MLA:
 // d_h = nope + rope, d_v = v_head_dim), QKᵀ costs s²·d_h and PV s²·d_v per head after the mask:
-// b·(n/t)·(d_h + d_v)·s·s_c, which is the first form when d_v = d_h. THD counts Σ s_i² per packed sequence;
-// without a length distribution a micro-batch is b sequences of length s, which equals BSHD.
-// A sliding-window layer (window w < s) attends Σ_i min(i+1, w) = w·s − w(w−1)/2 query-key
+// b·(n/t)·(d_h + d_v)·s·s_c, which is the first form when d_v = d_h. THD counts Σ s_i² per packed
+// sequence; without a length distribution a micro-batch is b sequences of length s, which equals
+// BSHD. A sliding-window layer (window w < s) attends Σ_i min(i+1, w) = w·s − w(w−1)/2 query-key
 // pairs instead of the causal s²/2, and the kernel skips the masked blocks, so the FLOPs scale
 // by that ratio: 4·b·(n/t)·d_h·(w·s − w(w−1)/2)/c.
 // Bytes: read Q, K, V, write O (local heads).

@@ -195,10 +195,10 @@ long double MegatronModelFlopsPerStep(const config::ModelConfig& model,
                     (Wide{moe.expert_ffn_hidden_size} * moe.top_k * kSwiGlu +
                      Wide{moe.shared_expert_ffn_hidden_size} * kSwiGlu) *
                         n.moe);
-  const Wide attention_linear = model.HasMla() ? MlaLinearFlopsPerToken(model)
-                                               : 6 * (h * (a.QueryWidth() + 2 * a.KvWidth() +
-                                                           a.GateWidth()) +
-                                                      Wide{a.QueryWidth()} * h);
+  const Wide attention_linear =
+      model.HasMla()
+          ? MlaLinearFlopsPerToken(model)
+          : 6 * (h * (a.QueryWidth() + 2 * a.KvWidth() + a.GateWidth()) + Wide{a.QueryWidth()} * h);
   const Wide gdn_linear =
       6 * (h * g.InProjWidth() + Wide{g.conv_kernel} * g.ConvChannels() +
            Wide{4} * g.num_value_heads * g.value_head_dim * g.value_head_dim + h * g.ValueWidth());

@@ -70,8 +70,8 @@ void AppendMla(const ModelConfig& model, std::vector<WeightTensor>& out) {
   out.push_back({"self_attention.linear_kv_up_proj.weight", a,
                  n * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, 1, Split::kColumn,
                  false});
-  out.push_back({"self_attention.linear_proj.weight", a, h, n * mla.v_head_dim, 1, Split::kRow,
-                 false});
+  out.push_back(
+      {"self_attention.linear_proj.weight", a, h, n * mla.v_head_dim, 1, Split::kRow, false});
 }
 
 // Gated DeltaNet (gated_delta_net/common.py:181-287): fused in_proj [q,k,v,z,beta,alpha], depthwise

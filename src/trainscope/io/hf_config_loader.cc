@@ -225,8 +225,8 @@ void LoadDeepSeekRouter(const Node& text, config::MoeConfig& moe) {
   moe.num_groups = text.IntOr("n_group", 1, 1);
   moe.group_top_k = text.IntOr("topk_group", moe.num_groups, 1);
   if (moe.num_experts % moe.num_groups != 0) {
-    text.Fail("n_group", fmt::format("must divide n_routed_experts (got {} and {})",
-                                     moe.num_groups, moe.num_experts));
+    text.Fail("n_group", fmt::format("must divide n_routed_experts (got {} and {})", moe.num_groups,
+                                     moe.num_experts));
   }
   if (moe.group_top_k > moe.num_groups) {
     text.Fail("topk_group", fmt::format("exceeds n_group (got {}, expected at most {})",

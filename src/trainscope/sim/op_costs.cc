@@ -125,7 +125,8 @@ cost::FlexExchange FlexExchangeOf(const Op& op, const FlexRouting& routing,
                                                        routing.num_experts, routing.top_k);
   const int64_t u = routing.expert_tensor_parallel;
   // Node-limited routing is modelled for uniform scores only (FlexExchange contract).
-  const auto num_domains = static_cast<int64_t>(std::set<int64_t>(domains.begin(), domains.end()).size());
+  const auto num_domains =
+      static_cast<int64_t>(std::set<int64_t>(domains.begin(), domains.end()).size());
   const int64_t max_domains =
       routing.virtual_shares.empty()
           ? cost::GroupLimitedDomains(routing.num_groups, routing.group_top_k, num_domains)
