@@ -748,6 +748,22 @@ TEST(LayerOpsTest, SelectiveRecomputeReplaysNormAndActivationModules) {
       DecoderLayerRecompute(MakeLayerOpContext(dense, training), 0, false).empty());  // fused
 }
 
+// Selective mla_up_proj recompute replays the latent norms, both up projections with their SP
+// gathers, and RoPE (multi_latent_attention.py:983-988); core_attn adds the kernel.
+TEST(LayerOpsTest, MlaUpProjRecomputeReplaysTheUpProjectionsAndRope) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  config::TrainingConfig training = Training(2, true);
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  training.recompute.modules = {"mla_up_proj"};
+  const std::vector<Op> ops = DecoderLayerRecompute(MakeLayerOpContext(model, training), 0, false);
+  EXPECT_EQ(ComputeNames(ops),
+            (std::vector<std::string>{"attention.q_layernorm", "attention.kv_layernorm",
+                                      "attention.linear_q_up_proj", "attention.linear_kv_up_proj",
+                                      "attention.rope"}));
+  EXPECT_EQ(Named(ops, "attention.linear_q_up_proj.ag_input").message_bytes, 4096 * 1536 * 2);
+  EXPECT_EQ(Named(ops, "attention.linear_kv_up_proj.ag_input").message_bytes, 4096 * 512 * 2);
+}
+
 // The final norm precedes the LM head's AG; Qwen3.5-9B's MTP layer adds enorm, hnorm and its
 // own final norm, each on the 2048-token SP shard of h = 4096 (33,554,432 bytes).
 TEST(LayerOpsTest, FinalAndMtpNormsRunOnTheSequenceShard) {

@@ -100,18 +100,27 @@ int64_t AttentionBytes(const LayerOpContext& c, const Dims& d, bool selective) {
 // parallel up projection saves sequence-sharded; flash attention's q and k (n/t heads of
 // nope + rope) and v (v_head_dim); the core output O (linear_proj's input, plus its quantized
 // copy with FP8) and the fp32 LSE. The gathered k_pos_emb is not saved (RoPE's backward needs
-// only the angles).
+// only the angles). The selective mla_up_proj recompute (CheckpointWithoutOutput around the up
+// projections and RoPE, multi_latent_attention.py:983-988, 455-458) keeps only its inputs — the
+// latents and the gathered k_pos_emb — and frees q, k, v once core attention has run.
 int64_t MlaBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   const config::MlaConfig& mla = c.model.mla;
   const int64_t heads = c.model.attention.num_heads / d.t;
+  const bool up_proj_recomputed = Drops(c, selective, "mla_up_proj");
   int64_t bytes = FusedNormBytes(c, d);
   for (const int64_t latent : {mla.q_lora_rank, mla.kv_lora_rank}) {
     if (latent == 0) continue;
-    bytes += Bytes(d.sp_tokens, latent, kBf16Bytes) + Bytes(d.sp_tokens, 1, kFp32Bytes) +
-             GemmInputBytes(c, d.sp_tokens, latent);
+    bytes += Bytes(d.sp_tokens, latent, kBf16Bytes);
+    if (!up_proj_recomputed) {
+      bytes += Bytes(d.sp_tokens, 1, kFp32Bytes) + GemmInputBytes(c, d.sp_tokens, latent);
+    }
   }
   const int64_t o = heads * mla.v_head_dim;
-  bytes += Bytes(d.tokens, 2 * heads * mla.QkHeadDim() + o, kBf16Bytes);
+  if (up_proj_recomputed) {
+    bytes += Bytes(d.tokens, mla.qk_rope_head_dim, kBf16Bytes);
+  } else {
+    bytes += Bytes(d.tokens, 2 * heads * mla.QkHeadDim() + o, kBf16Bytes);
+  }
   bytes += Bytes(d.tokens, o, kBf16Bytes);
   if (Fp8(c)) bytes += GemmInputBytes(c, d.tokens, o);
   if (!Drops(c, selective, "core_attn")) bytes += Bytes(d.tokens, heads, kFp32Bytes);

@@ -117,6 +117,9 @@ void SelectiveRecompute(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
     CpAfterCore(sink, c, sink.layer(), /*backward=*/false);
   }
   if (!attention && Recomputes(c, "gdn_norm_out")) GdnOutNorm(sink, c);  // gdn.py:266-287
+  if (spec.mixer == MixerKind::kMultiLatentAttention && Recomputes(c, "mla_up_proj")) {
+    internal::MlaUpProjRecompute(sink, c);  // multi_latent_attention.py:983-988
+  }
   if (!moe && Recomputes(c, "mlp")) DenseMlpForward(sink, c);
   if (moe && Recomputes(c, "layernorm")) HiddenNorm(sink, c, OpBlock::kMoeRouter, "moe.input_norm");
   if (moe && Recomputes(c, "moe")) {

@@ -85,7 +85,26 @@ int64_t ProjIn(const LayerOpContext& c) {
   return c.model.attention.num_heads * c.model.mla.v_head_dim / Tp(c);
 }
 
+// The q and kv up projections (latent norms fused in) and RoPE: the part of the block that
+// qkv_up_proj_and_rope_apply computes, and the mla_up_proj recompute replays.
+void UpProjections(OpSink& sink, const LayerOpContext& c) {
+  const config::MlaConfig& mla = c.model.mla;
+  LatentNorms(sink, c);
+  if (mla.q_lora_rank > 0) {  // SP gathers the q latent, not the hidden states
+    ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_q_up_proj", QueryOut(c),
+                  mla.q_lora_rank, GatheredBytes(c, mla.q_lora_rank));
+  } else {
+    ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_q_proj", QueryOut(c),
+                  c.model.hidden_size, c.ActivationBytes());
+  }
+  ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_kv_up_proj", KvUpOut(c),
+                mla.kv_lora_rank, GatheredBytes(c, mla.kv_lora_rank));
+  MlaRope(sink, c);
+}
+
 }  // namespace
+
+void MlaUpProjRecompute(OpSink& sink, const LayerOpContext& c) { UpProjections(sink, c); }
 
 void MlaForward(OpSink& sink, const LayerOpContext& c) {
   const config::MlaConfig& mla = c.model.mla;
@@ -95,17 +114,7 @@ void MlaForward(OpSink& sink, const LayerOpContext& c) {
     sink.Gemm(down.name, kDownProj, ShardTokens(c), down.width, h);
   }
   RopeKeyGather(sink, c, /*backward=*/false);
-  LatentNorms(sink, c);
-  if (mla.q_lora_rank > 0) {  // SP gathers the q latent, not the hidden states
-    ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_q_up_proj", QueryOut(c),
-                  mla.q_lora_rank, GatheredBytes(c, mla.q_lora_rank));
-  } else {
-    ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_q_proj", QueryOut(c), h,
-                  c.ActivationBytes());
-  }
-  ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_kv_up_proj", KvUpOut(c),
-                mla.kv_lora_rank, GatheredBytes(c, mla.kv_lora_rank));
-  MlaRope(sink, c);
+  UpProjections(sink, c);
   CpBeforeCore(sink, c, sink.layer(), /*backward=*/false);
   CoreAttention(sink, c, 1);
   CpAfterCore(sink, c, sink.layer(), /*backward=*/false);
