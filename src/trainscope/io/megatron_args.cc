@@ -297,6 +297,14 @@ int64_t ModelValue(const config::ModelConfig& model, std::string_view flag) {
   if (flag == "--linear-value-head-dim") return model.gdn.value_head_dim;
   if (flag == "--linear-num-key-heads") return model.gdn.num_key_heads;
   if (flag == "--linear-num-value-heads") return model.gdn.num_value_heads;
+  if (flag == "--q-lora-rank") return model.mla.q_lora_rank;
+  if (flag == "--kv-lora-rank") return model.mla.kv_lora_rank;
+  if (flag == "--qk-head-dim") return model.mla.qk_nope_head_dim;  // Megatron's name for nope
+  if (flag == "--qk-pos-emb-head-dim") return model.mla.qk_rope_head_dim;
+  if (flag == "--v-head-dim") return model.mla.v_head_dim;
+  // One group is no grouping; the model records that as 0.
+  if (flag == "--moe-router-num-groups") return std::max<int64_t>(1, model.moe.num_groups);
+  if (flag == "--moe-router-group-topk") return std::max<int64_t>(1, model.moe.group_top_k);
   return model.max_position_embeddings;
 }
 
@@ -316,7 +324,9 @@ bool CheckFeatureFlag(const config::ModelConfig& model, const ModelFeatureFlag& 
   const auto contradiction = [&](std::string_view what) {
     return InputError(fmt::format("{}: contradicts model {} ({})", feature.flag, model.name, what));
   };
-  if (feature.flag == "--attention-output-gate") {
+  if (feature.flag == "--multi-latent-attention") {
+    if (!model.HasMla()) throw contradiction("it has no multi-latent attention");
+  } else if (feature.flag == "--attention-output-gate") {
     if (!model.attention.output_gate) throw contradiction("its attention has no output gate");
   } else if (feature.flag == "--moe-shared-expert-gate") {
     if (!model.moe.shared_expert_gate) throw contradiction("it has no gated shared expert");
@@ -351,6 +361,12 @@ void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& requ
   for (const ArchitectureFlag& flag : request.architecture_flags) {
     // slime and Megatron-Bridge scripts pass --ffn-hidden-size on models without a dense layer.
     if (flag.flag == "--ffn-hidden-size" && model.ffn_hidden_size == 0) {
+      request.ignored_flags.push_back(flag.flag);
+      continue;
+    }
+    // Megatron's MLA reads neither (multi_latent_attention.py sizes heads from qk_head_dim,
+    // qk_pos_emb_head_dim and v_head_dim); DeepSeek-V3 launch scripts still pass them.
+    if ((flag.flag == "--kv-channels" || flag.flag == "--num-query-groups") && model.HasMla()) {
       request.ignored_flags.push_back(flag.flag);
       continue;
     }

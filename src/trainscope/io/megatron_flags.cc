@@ -688,12 +688,20 @@ constexpr std::string_view kArchitectureFlags[] = {
     "--linear-value-head-dim",
     "--linear-num-key-heads",
     "--linear-num-value-heads",
+    // Multi-latent attention and group-limited routing (Megatron-LM arguments.py, MLA group).
+    "--q-lora-rank",
+    "--kv-lora-rank",
+    "--qk-head-dim",
+    "--qk-pos-emb-head-dim",
+    "--v-head-dim",
+    "--moe-router-num-groups",
+    "--moe-router-group-topk",
 };
 
 // Model-describing flags that are switches or names, as slime / Megatron-Bridge launch scripts
 // paste them: checked against the model (megatron_args.cc), never applied.
-constexpr std::string_view kModelFeatureSwitches[] = {"--attention-output-gate",
-                                                      "--moe-shared-expert-gate"};
+constexpr std::string_view kModelFeatureSwitches[] = {
+    "--attention-output-gate", "--moe-shared-expert-gate", "--multi-latent-attention"};
 constexpr std::string_view kModelFeatureValues[] = {"--experimental-attention-variant",
                                                     "--linear-attention-freq"};
 
@@ -804,7 +812,6 @@ constexpr std::string_view kIgnoredFlags[] = {
     "--profile-step-end",
     "--use-pytorch-profiler",
     "--calculate-per-token-loss",
-    "--kv-lora-rank",
     "--qk-layernorm-weight-decay",
     "--vocab-size",
     "--num-dataset-builder-threads",
