@@ -60,6 +60,23 @@ TEST(RolloutTest, Qwen35KvCacheAndGdnStatePerGpu) {
   EXPECT_DOUBLE_EQ(r.generated_tokens, 128 * 4096.5);
 }
 
+// SGLang caches MLA's compressed latent, kv_lora_rank + qk_rope_head_dim = 576 values per token
+// and layer, whole on every TP rank: DeepSeek-V3's 61 layers x 576 x 2 bytes.
+TEST(RolloutTest, MlaCachesTheLatentOncePerLayerOnEveryTensorRank) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  const config::ClusterSpec cluster = io::ResolveCluster({.gpu = std::string("H200")});
+  const RolloutOptions options{.num_prompts = 16,
+                               .samples_per_prompt = 8,
+                               .prompt_tokens = 1024,
+                               .max_response_tokens = 8192,
+                               .mean_response_tokens = 4096.5,
+                               .engine_gpus = 16,
+                               .engine_tp = 16};
+  const RolloutEstimate r = EstimateRollout(model, cluster, ComputeEfficiency{}, options);
+  EXPECT_DOUBLE_EQ(r.kv_bytes_per_token, 61.0 * 576 * 2);
+  EXPECT_DOUBLE_EQ(r.state_bytes_per_request, 0.0);
+}
+
 TEST(RolloutTest, OneDenseRequestDecodesAtTheMemoryRoofline) {
   // Qwen3-8B on one H100 (TP 1), one request, no prompt, every response 2 tokens: two decode
   // steps (context 0.5 and 1.5 at the segment midpoints), each reading every weight except the

@@ -82,6 +82,16 @@ EngineShape ShapeOf(const config::ModelConfig& model, int64_t tp, double bytes_p
   shape.kv_bytes_per_token = static_cast<double>(attention_layers) * 2 * kv_heads *
                              static_cast<double>(model.attention.head_dim) * kKvBytesPerElement;
   shape.attention_width = static_cast<double>(attention_layers * model.attention.QueryWidth()) / t;
+  // MLA (SGLang's absorbed decode): one latent of kv_lora + rope per token and layer, the same on
+  // every TP rank; each of the n/t local heads scores it over kv_lora + rope and reads its
+  // kv_lora values, 4·(kv_lora + rope/2) FLOPs per key.
+  const int64_t mla_layers = model.CountLayers(config::MixerKind::kMultiLatentAttention);
+  const config::MlaConfig& mla = model.mla;
+  shape.kv_bytes_per_token +=
+      static_cast<double>(mla_layers * mla.KvDownWidth()) * kKvBytesPerElement;
+  shape.attention_width +=
+      static_cast<double>(mla_layers) * CeilDiv(model.attention.num_heads, tp) *
+      (static_cast<double>(mla.kv_lora_rank) + static_cast<double>(mla.qk_rope_head_dim) / 2);
   const int64_t gdn_layers = model.CountLayers(config::MixerKind::kGatedDeltaNet);
   const config::GdnConfig& g = model.gdn;
   const double recurrent =
