@@ -177,6 +177,11 @@ void AddArchitectureNotes(const ModelConfig& model, std::vector<std::string>& no
         model.NumLayers()));
   }
   if (model.attention.qk_norm) notes.push_back("qk-norm weights are not counted");
+  if (model.HasMla()) {
+    notes.push_back(
+        "multi-latent attention: its weights follow the formula's MLA branch, its activations the "
+        "standard-attention term (the formula has no MLA activation term)");
+  }
   if (model.attention.output_gate) {
     notes.push_back("the attention output gate's share of the q projection is not counted");
   }
