@@ -147,6 +147,12 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.split.account_for_loss = true;
   }
   t.sequence_parallel = t.parallel.tensor > 1;
+  if (model.HasMla()) {
+    // Pretraining runs feed unpacked BSHD micro-batches; for MLA, THD differs (V padded to the
+    // q/k head dim), so the layout is stated rather than left to auto.
+    t.sequence_layout = config::SequenceLayout::kBshd;
+    assumptions.push_back("BSHD (unpacked pretraining batches)");
+  }
   t.data_parallel.distributed_optimizer = true;
   const std::string family = SourceFamily(row.source);
   const std::optional<int64_t> fsdp = NumberAfter(row.notes, "FSDP=");

@@ -150,6 +150,7 @@ TEST(MemoryTest, MlaUpProjectionRecomputeFreesTheLatentNormOutputsAndQkv) {
   training.parallel = {.world_size = 2, .tensor = 2};
   training.sequence_parallel = true;
   training.batch = {.micro_batch_size = 1, .seq_length = 4096};
+  training.sequence_layout = config::SequenceLayout::kBshd;
   training.recompute.granularity = config::RecomputeGranularity::kSelective;
   training.recompute.modules = {"core_attn"};
   const int64_t kept = internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training),
@@ -160,6 +161,14 @@ TEST(MemoryTest, MlaUpProjectionRecomputeFreesTheLatentNormOutputsAndQkv) {
   EXPECT_EQ(kept - recomputed,
             (2048 * 4 + 2048 * 1536 * 2) + (2048 * 4 + 2048 * 512 * 2) + 268'435'456 - 524'288);
   EXPECT_EQ(kept - recomputed, 276'316'160);
+  // THD pads V to 192 for the kernel (multi_latent_attention.py:85-99): the kernel keeps V and
+  // its output at 192 (4096·64·64·2 + 4096·64·192·2 more), linear_proj the trimmed copy.
+  training.sequence_layout = config::SequenceLayout::kThd;
+  training.recompute.modules = {"core_attn"};
+  EXPECT_EQ(internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training),
+                                           model.layers[0], 1.0) -
+                kept,
+            4096 * 64 * 64 * 2 + 4096 * 64 * 192 * 2);
 }
 
 // slime's duplicated GDN (slime_plugins/models/hf_attention.py) on Qwen3.5-35B-A3B layer 0 at

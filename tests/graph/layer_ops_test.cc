@@ -541,6 +541,12 @@ TEST(LayerOpsTest, MlaProjectsThroughReplicatedDownAndColumnParallelUpProjection
   EXPECT_EQ(Named(bwd, "attention.core.backward").flops, 2 * 343'597'383'680);
   EXPECT_EQ(Named(bwd, "attention.linear_q_down_proj.wgrad").flops, 2LL * 2048 * 1536 * 7168);
   EXPECT_EQ(Named(bwd, "attention.k_pos_emb.rs_grad").message_bytes, 4096 * 64 * 2);
+  // Packed THD pads V to 192 before the kernel (multi_latent_attention.py:85-99):
+  // 64·(192 + 192)·4096².
+  config::TrainingConfig thd = training;
+  thd.sequence_layout = config::SequenceLayout::kThd;
+  EXPECT_EQ(Named(DecoderLayerForward(MakeLayerOpContext(model, thd), 0), "attention.core").flops,
+            412'316'860'416);
   // The down projections add no TP collective: per pair (q_up, kv_up, proj) fwd AG/RS, bwd
   // AG, RS (column) or AG (row), plus the k_pos_emb gather and its reduce-scatter.
   int64_t tp_ops = 0;

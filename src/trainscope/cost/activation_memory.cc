@@ -116,12 +116,16 @@ int64_t MlaBytes(const LayerOpContext& c, const Dims& d, bool selective) {
     }
   }
   const int64_t o = heads * mla.v_head_dim;
+  // Under THD the kernel runs on V padded to nope + rope: it saves the padded V and its padded
+  // output, and linear_proj saves the trimmed copy.
+  const int64_t kernel_v = heads * c.CoreValueHeadDim();
   if (up_proj_recomputed) {
     bytes += Bytes(d.tokens, mla.qk_rope_head_dim, kBf16Bytes);
   } else {
-    bytes += Bytes(d.tokens, 2 * heads * mla.QkHeadDim() + o, kBf16Bytes);
+    bytes += Bytes(d.tokens, 2 * heads * mla.QkHeadDim() + kernel_v, kBf16Bytes);
   }
   bytes += Bytes(d.tokens, o, kBf16Bytes);
+  if (kernel_v != o) bytes += Bytes(d.tokens, kernel_v, kBf16Bytes);
   if (Fp8(c)) bytes += GemmInputBytes(c, d.tokens, o);
   if (!Drops(c, selective, "core_attn")) bytes += Bytes(d.tokens, heads, kFp32Bytes);
   return bytes;
@@ -276,10 +280,10 @@ int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec, double moe_
     const int64_t state = g.num_value_heads / d.t * g.key_head_dim * g.value_head_dim;
     mixer = Bytes(CeilDiv(d.tokens, g.chunk_size), state, kBf16Bytes);
   } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
-    // dq, dk (nope + rope) and dv (v_head_dim) over the n/t local heads in backward.
+    // dq, dk (nope + rope) and dv (v_head_dim, padded under THD) over the n/t local heads.
     const config::MlaConfig& mla = c.model.mla;
     const int64_t width =
-        c.model.attention.num_heads / d.t * (2 * mla.QkHeadDim() + mla.v_head_dim);
+        c.model.attention.num_heads / d.t * (2 * mla.QkHeadDim() + c.CoreValueHeadDim());
     mixer = Bytes(d.tokens, width, kBf16Bytes);
   } else {
     // dq, dk, dv and the gate gradient in backward.

@@ -73,7 +73,7 @@ struct CpSizes {
 CpSizes AttentionCpSizes(const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t tokens = c.TokensPerRank();
-  const int64_t kv_width = (a.head_dim + a.ValueHeadDim()) / 2;
+  const int64_t kv_width = (a.head_dim + c.CoreValueHeadDim()) / 2;
   return CpSizes{.q_bytes = tokens * (a.num_heads / Tp(c)) * a.head_dim * kBf16Bytes,
                  .kv_bytes = tokens * LocalKvHeads(c) * kv_width * kBf16Bytes};
 }
@@ -205,7 +205,8 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const int64_t local_heads = a.num_heads / Tp(c);
   const int64_t s = c.training.batch.seq_length;
   const int64_t b = c.training.batch.micro_batch_size;
-  const int64_t qk_plus_v = a.head_dim + a.ValueHeadDim();
+  // Under THD, MLA pads V to d_h for the kernel (LayerOpContext::CoreValueHeadDim).
+  const int64_t qk_plus_v = a.head_dim + c.CoreValueHeadDim();
   int64_t flops = b * local_heads * qk_plus_v * s * (s / Cp(c));
   const auto layer = static_cast<size_t>(sink.layer());
   const int64_t w = a.sliding_window;

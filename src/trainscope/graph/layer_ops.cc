@@ -212,6 +212,13 @@ int64_t LayerOpContext::TokensPerRank() const {
   return training.batch.seq_length / training.parallel.context * training.batch.micro_batch_size;
 }
 
+int64_t LayerOpContext::CoreValueHeadDim() const {
+  const config::AttentionConfig& a = model.attention;
+  const bool padded =
+      model.HasMla() && layout == config::SequenceLayout::kThd && a.ValueHeadDim() < a.head_dim;
+  return padded ? a.head_dim : a.ValueHeadDim();
+}
+
 int64_t LayerOpContext::ActivationBytes() const {
   return TokensPerRank() * model.hidden_size * kBf16Bytes;
 }
