@@ -161,7 +161,9 @@ TEST(ParamCountTest, ReproducesPublishedDeepSeekV3Counts) {
 
 TEST(ParamCountTest, KimiK2AndMoonlightFollowTheDeepSeekV3Formulas) {
   // Kimi-K2 (moonshotai/Kimi-K2-Instruct): 64 heads, 384 experts, one dense layer, no MTP. The
-  // card's "1T total, 32B activated" (32B without the input embedding).
+  // card's "1T total, 32B activated" (32B without the input embedding); 1,026,408,232,448 is the
+  // logical parameter count recomputed from the checkpoint's safetensors headers (FP8 scales
+  // excluded) as public checkpoint audits and provider listings quote it.
   constexpr MlaMoeDims kimi{7168, 163840, 61,  1,   18432, 384, 2048, 1,
                             64,   1536,   512, 128, 64,    128, 8};
   const ParamCounts k2 = CountParams(io::LoadPreset("moonshotai/Kimi-K2"));
