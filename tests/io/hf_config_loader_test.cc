@@ -85,6 +85,7 @@ TEST(HfConfigLoaderTest, ReadsDeepSeekV3MlaRouterDenseLayersAndMtp) {
   EXPECT_TRUE(model.moe.router_score_bias);
   EXPECT_EQ(model.moe.num_groups, 8);
   EXPECT_EQ(model.moe.group_top_k, 4);
+  EXPECT_DOUBLE_EQ(model.moe.aux_loss_coef, 0.001);  // aux_loss_alpha
   EXPECT_EQ(model.num_mtp_layers, 1);
   EXPECT_EQ(model.MtpLayerSpec().mixer, config::MixerKind::kMultiLatentAttention);
   EXPECT_EQ(model.MtpLayerSpec().ffn, config::FfnKind::kMoe);

@@ -222,6 +222,8 @@ void LoadDeepSeekRouter(const Node& text, config::MoeConfig& moe) {
                           Abbreviated(method)));
   }
   moe.router_score_bias = method == "noaux_tc";
+  // The complementary sequence-wise balance loss (arXiv:2412.19437 §2.1.2): aux_loss_alpha.
+  moe.aux_loss_coef = text.NumberOr("aux_loss_alpha", moe.aux_loss_coef);
   moe.num_groups = text.IntOr("n_group", 1, 1);
   moe.group_top_k = text.IntOr("topk_group", moe.num_groups, 1);
   if (moe.num_experts % moe.num_groups != 0) {
