@@ -319,6 +319,25 @@ TEST(StepGraphTest, OncePerStepOpsFollowFinalizeThenOptimizerOrder) {
   EXPECT_EQ(names, expected);
 }
 
+// MLA's down projections are TELinear 'duplicated': under SP every TP rank's copy sees other
+// tokens, and Megatron marks them sequence_parallel, so finalize_model_grads all-reduces them
+// over TP with the norms and the router (transformer_engine.py:1310-1318). DeepSeek-V3 stage 0
+// of TP2 PP4 (first stage 15 layers: 3 dense + 12 MoE), fp32 grads:
+//   per layer q_down 1536·7168 + q norm 1536 + kv_down 576·7168 + kv norm 512 + 2·7168 norms
+//   per MoE layer + router 256·7168 + expert bias 256.
+TEST(StepGraphTest, MlaDownProjectionGradientsJoinTheTensorParallelAllReduce) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 8, .tensor = 2, .pipeline = 4};
+  training.split = {.first_stage_layers = 15, .last_stage_layers = 14};
+  training.sequence_parallel = true;
+  training.batch = {.micro_batch_size = 1, .global_batch_size = 4, .seq_length = 4096};
+  const std::vector<Op> ar = Named(BuildStepGraph(model, training, 0), "tp.replicated_grad");
+  ASSERT_EQ(ar.size(), 1u);
+  const int64_t mla = 1536 * 7168 + 1536 + 576 * 7168 + 512 + 2 * 7168;
+  EXPECT_EQ(ar.front().message_bytes, 4 * (15 * mla + 12 * (256 * 7168 + 256)));
+}
+
 TEST(StepGraphTest, FullBlockRecomputeReplaysOnlyTheFirstLayersOfEachChunk) {
   const config::ModelConfig model = TinyModel();
   config::TrainingConfig training = Training(1, 1, 1, 1);
