@@ -321,7 +321,8 @@ TEST(StepGraphTest, OncePerStepOpsFollowFinalizeThenOptimizerOrder) {
 
 // MLA's down projections are TELinear 'duplicated': under SP every TP rank's copy sees other
 // tokens, and Megatron marks them sequence_parallel, so finalize_model_grads all-reduces them
-// over TP with the norms and the router (transformer_engine.py:1310-1318). DeepSeek-V3 stage 0
+// over TP with the norms and the router
+// (megatron/core/extensions/transformer_engine.py:1310-1318). DeepSeek-V3 stage 0
 // of TP2 PP4 (first stage 15 layers: 3 dense + 12 MoE), fp32 grads:
 //   per layer q_down 1536·7168 + q norm 1536 + kv_down 576·7168 + kv norm 512 + 2·7168 norms
 //   per MoE layer + router 256·7168 + expert bias 256.
