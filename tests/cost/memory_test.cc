@@ -139,38 +139,6 @@ TEST(MemoryTest, ForwardOnlyKeepsWeightsAndOneBlockOfActivations) {
   EXPECT_LT(eval.activations_bytes, train.activations_bytes);
 }
 
-// DeepSeek-V3 layer 0, t = 2 with SP, s = 4096, b = 1: 2048 sequence-shard tokens, 64 local
-// heads. The selective mla_up_proj recompute frees, per latent, the fp32 rsigma and the norm
-// output the up projection saves (q: 2048·4 + 2048·1536·2; kv: 2048·4 + 2048·512·2) and flash
-// attention's q, k, v (4096·(2·64·192 + 64·128)·2 = 268,435,456), and keeps the gathered RoPE key
-// (4096·64·2 = 524,288): 276,316,160 bytes less.
-TEST(MemoryTest, MlaUpProjectionRecomputeFreesTheLatentNormOutputsAndQkv) {
-  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
-  config::TrainingConfig training;
-  training.parallel = {.world_size = 2, .tensor = 2};
-  training.sequence_parallel = true;
-  training.batch = {.micro_batch_size = 1, .seq_length = 4096};
-  training.sequence_layout = config::SequenceLayout::kBshd;
-  training.recompute.granularity = config::RecomputeGranularity::kSelective;
-  training.recompute.modules = {"core_attn"};
-  const int64_t kept = internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training),
-                                                      model.layers[0], 1.0);
-  training.recompute.modules = {"core_attn", "mla_up_proj"};
-  const int64_t recomputed = internal::LayerActivationBytes(
-      graph::MakeLayerOpContext(model, training), model.layers[0], 1.0);
-  EXPECT_EQ(kept - recomputed,
-            (2048 * 4 + 2048 * 1536 * 2) + (2048 * 4 + 2048 * 512 * 2) + 268'435'456 - 524'288);
-  EXPECT_EQ(kept - recomputed, 276'316'160);
-  // THD pads V to 192 for the kernel (multi_latent_attention.py:85-99): the kernel keeps V and
-  // its output at 192 (4096·64·64·2 + 4096·64·192·2 more), linear_proj the trimmed copy.
-  training.sequence_layout = config::SequenceLayout::kThd;
-  training.recompute.modules = {"core_attn"};
-  EXPECT_EQ(internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training),
-                                           model.layers[0], 1.0) -
-                kept,
-            4096 * 64 * 64 * 2 + 4096 * 64 * 192 * 2);
-}
-
 // slime's duplicated GDN (slime_plugins/models/hf_attention.py) on Qwen3.5-35B-A3B layer 0 at
 // t 2, c 4, SP, s 4096, b 1: the rank keeps the input norm of its 512 tokens (input and rstd),
 // the gathered 4096-token input that in_proj saves and the whole GDN's tensors over 4096 tokens;
@@ -558,6 +526,38 @@ TEST(MemoryTest, OptimizerStepPhaseCanSetThePeak) {
   EXPECT_EQ(rank.reserved_bytes, rank.allocated_bytes + rank.allocated_bytes / 2);
   EXPECT_EQ(rank.peak_bytes, rank.reserved_bytes + kBytesPerGiB);
   EXPECT_EQ(rank.peak_bytes, states + rank.activations_bytes + rank.buffers_bytes);
+}
+
+// DeepSeek-V3 layer 0, t = 2 with SP, s = 4096, b = 1: 2048 sequence-shard tokens, 64 local
+// heads. The selective mla_up_proj recompute frees, per latent, the fp32 rsigma and the norm
+// output the up projection saves (q: 2048·4 + 2048·1536·2; kv: 2048·4 + 2048·512·2) and flash
+// attention's q, k, v (4096·(2·64·192 + 64·128)·2 = 268,435,456), and keeps the gathered RoPE key
+// (4096·64·2 = 524,288): 276,316,160 bytes less.
+TEST(MemoryTest, MlaUpProjectionRecomputeFreesTheLatentNormOutputsAndQkv) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 2, .tensor = 2};
+  training.sequence_parallel = true;
+  training.batch = {.micro_batch_size = 1, .seq_length = 4096};
+  training.sequence_layout = config::SequenceLayout::kBshd;
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  training.recompute.modules = {"core_attn"};
+  const int64_t kept = internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training),
+                                                      model.layers[0], 1.0);
+  training.recompute.modules = {"core_attn", "mla_up_proj"};
+  const int64_t recomputed = internal::LayerActivationBytes(
+      graph::MakeLayerOpContext(model, training), model.layers[0], 1.0);
+  EXPECT_EQ(kept - recomputed,
+            (2048 * 4 + 2048 * 1536 * 2) + (2048 * 4 + 2048 * 512 * 2) + 268'435'456 - 524'288);
+  EXPECT_EQ(kept - recomputed, 276'316'160);
+  // THD pads V to 192 for the kernel (multi_latent_attention.py:85-99): the kernel keeps V and
+  // its output at 192 (4096·64·64·2 + 4096·64·192·2 more), linear_proj the trimmed copy.
+  training.sequence_layout = config::SequenceLayout::kThd;
+  training.recompute.modules = {"core_attn"};
+  EXPECT_EQ(internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training),
+                                           model.layers[0], 1.0) -
+                kept,
+            4096 * 64 * 64 * 2 + 4096 * 64 * 192 * 2);
 }
 
 }  // namespace
