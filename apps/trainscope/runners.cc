@@ -256,6 +256,11 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   Checked c = CheckValid(request);
   const int64_t rank = CheckedRank(c.request, request.rank.value_or(0));
   const config::TrainingConfig& training = c.request.training;
+  if (training.batch.max_tokens_per_gpu) {
+    throw UsageError(
+        "--use-dynamic-batch-size: not exported by `workload` (its micro-batches differ in "
+        "length; simulate and memory model it)");
+  }
   // The workload lists every op of every micro-batch, so its size is linear in their count.
   constexpr int64_t kMaxWorkloadMicroBatches = 100'000;
   if (training.NumMicroBatches() > kMaxWorkloadMicroBatches) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "trainscope/error.h"
+#include "trainscope/study/dynamic_batches.h"
 #include "trainscope/units.h"
 
 namespace trainscope::study {
@@ -40,6 +41,17 @@ SequencePackingResult PackingWhatIf(const Study& study, const sim::HardwareCostO
           metrics.tokens_per_step * packing.thd_packed_micro_batch_fill / thd_seconds / gpus};
 }
 
+// The token figures of a dynamically batched step counted on its real (unpadded) sample tokens;
+// Megatron's FLOPs stay those of the simulated micro-batches.
+sim::StepMetrics OnRealTokens(sim::StepMetrics metrics, double real_tokens) {
+  const double scale = real_tokens / metrics.tokens_per_step;
+  metrics.tokens_per_step = real_tokens;
+  metrics.tokens_per_second_per_gpu *= scale;
+  metrics.six_n_flops_per_step *= scale;
+  metrics.six_n_mfu *= scale;
+  return metrics;
+}
+
 }  // namespace
 
 double MoeLoadFactor(const Study& study) {
@@ -74,8 +86,9 @@ sim::HardwareCostOptions CostOptions(const Study& study) {
 }
 
 cost::MemoryEstimate EstimateStudyMemory(const Study& study) {
-  cost::MemoryEstimate estimate =
-      cost::EstimateMemory(study.model, study.training, MemoryOverheads(study));
+  const std::optional<DynamicBatches> dynamic = PlanDynamicBatches(study);
+  cost::MemoryEstimate estimate = cost::EstimateMemory(
+      study.model, dynamic ? dynamic->memory : study.training, MemoryOverheads(study));
   // Every rank of a node runs the same stage's optimizer at worst: the largest per-rank host
   // share times the ranks on a node (at most the world size).
   const int64_t ranks_per_node =
@@ -91,16 +104,22 @@ cost::MemoryEstimate EstimateStudyMemory(const Study& study) {
 StudyResult RunStudy(const Study& study) {
   const double peak = study.cluster.gpu.bf16_flops_per_second;
   TRAINSCOPE_CHECK(peak > 0, "RunStudy needs a GPU with a BF16 peak");
-  const sim::HardwareCostOptions options = CostOptions(study);
+  const std::optional<DynamicBatches> dynamic = PlanDynamicBatches(study);
+  sim::HardwareCostOptions options = CostOptions(study);
+  const config::TrainingConfig& training = dynamic ? dynamic->simulated : study.training;
+  if (dynamic) options.attention_scale = dynamic->step.attention_flops_fraction;
   StudyResult result;
   result.moe_load_factor = MoeLoadFactor(study);
-  result.simulation = sim::SimulateStep(
-      study.model, study.training, sim::BindHardwareCosts(study.model, study.training, options),
-      SimulationOptionsOf(study));
+  result.simulation = sim::SimulateStep(study.model, training,
+                                        sim::BindHardwareCosts(study.model, training, options),
+                                        SimulationOptionsOf(study));
   result.metrics =
-      sim::ComputeStepMetrics(study.model, study.training, result.simulation.step_seconds, peak);
+      sim::ComputeStepMetrics(study.model, training, result.simulation.step_seconds, peak);
   result.memory = EstimateStudyMemory(study);
-  if (study.sequence_lengths) {
+  if (dynamic) {
+    result.metrics = OnRealTokens(result.metrics, static_cast<double>(dynamic->step.real_tokens));
+    result.dynamic_batching = dynamic->step;
+  } else if (study.sequence_lengths) {
     result.sequence_packing = PackingWhatIf(study, options, result.metrics);
   }
   return result;
