@@ -130,6 +130,16 @@ TEST(SlimeCliTest, TooFewSamplesForTheDataParallelRanksIsAnError) {
   EXPECT_THAT(outcome.err, HasSubstr("--global-batch-size"));
 }
 
+TEST(SlimeCliTest, LargestMicroBatchMustBeAStepTrainscopeCounts) {
+  // 1,000 samples of 1e5 tokens per 1e8-token bin: one sequence beyond rule T10's 2^62 FLOPs.
+  const Outcome outcome = RunCli(
+      "simulate --model Qwen3-8B --framework slime --num-gpus 8 --tp 8 --gbs 1000000 --seq 100000 "
+      "--use-dynamic-batch-size --max-tokens-per-gpu 100000000");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--max-tokens-per-gpu"));
+  EXPECT_THAT(outcome.err, HasSubstr("T10"));
+}
+
 TEST(SlimeCliTest, PlanAndWorkloadRefuseDynamicBatching) {
   const Outcome workload =
       RunCli(std::string("workload --summary ") + kDynamic + "--max-tokens-per-gpu 4096");

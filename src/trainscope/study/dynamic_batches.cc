@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "trainscope/config/validate.h"
 #include "trainscope/error.h"
 
 namespace trainscope::study {
@@ -51,6 +52,16 @@ std::optional<DynamicBatches> PlanDynamicBatches(const Study& study) {
   const int64_t m = batches.step.num_micro_batches_per_rank;
   batches.simulated = StaticStep(training, m, batches.step.simulated_bin_tokens);
   batches.memory = StaticStep(training, m, batches.step.memory_bin_tokens);
+  // The largest micro-batch must itself be a step trainscope can count (T10: ops within 2^62
+  // FLOPs, C24: whole CP chunks); the simulated one is no longer.
+  const config::ValidationResult largest = config::Validate(study.model, batches.memory);
+  if (!largest.ok()) {
+    throw InputError(fmt::format(
+        "--max-tokens-per-gpu: the largest dynamic micro-batch, {} tokens, is not a step "
+        "trainscope can model: [{}] {}",
+        batches.step.memory_bin_tokens, largest.errors.front().rule,
+        largest.errors.front().message));
+  }
   return batches;
 }
 

@@ -24,7 +24,9 @@ struct DynamicBatches {
 
 // Nothing when the study's training uses static batching. Throws InputError naming
 // --global-batch-size when the step's samples cannot make a multiple of d·G micro-batches
-// (slime's build_dp_schedule asserts then). Precondition: Validate() accepted the training.
+// (slime's build_dp_schedule asserts then), and InputError naming --max-tokens-per-gpu when the
+// largest micro-batch breaks a rule of Validate() (e.g. T10, too many FLOPs for one op).
+// Precondition: Validate() accepted the training.
 [[nodiscard]] std::optional<DynamicBatches> PlanDynamicBatches(const Study& study);
 
 }  // namespace trainscope::study
