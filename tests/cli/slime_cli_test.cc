@@ -93,6 +93,16 @@ TEST(SlimeCliTest, MemorySizesTheLargestBin) {
             nlohmann::json::parse(large.out)["max_peak_bytes"].get<int64_t>());
 }
 
+TEST(SlimeCliTest, ValidateLeavesTheMicroBatchCountToThePacking) {
+  const Outcome outcome =
+      RunCli(std::string("validate ") + kDynamic + "--max-tokens-per-gpu 4096 --json");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const nlohmann::json layout = nlohmann::json::parse(outcome.out)["layout"];
+  EXPECT_EQ(layout["max_tokens_per_gpu"], 4096);
+  EXPECT_TRUE(layout["num_micro_batches"].is_null());
+  EXPECT_EQ(layout["micro_batch_size"], 1);
+}
+
 TEST(SlimeCliTest, DynamicBatchingNeedsItsTokenBudget) {
   const Outcome outcome = RunCli(std::string("validate ") + kDynamic);
   EXPECT_EQ(outcome.exit_code, 2);
