@@ -29,11 +29,13 @@
 #include "trainscope/report/html_report.h"
 #include "trainscope/report/memory_report.h"
 #include "trainscope/report/params_report.h"
+#include "trainscope/report/rl_report.h"
 #include "trainscope/report/simai_writer.h"
 #include "trainscope/report/simulate_report.h"
 #include "trainscope/report/validate_report.h"
 #include "trainscope/report/weight_sync_report.h"
 #include "trainscope/report/workload_report.h"
+#include "trainscope/study/rl_step.h"
 #include "trainscope/study/study.h"
 #include "trainscope/units.h"
 
@@ -314,13 +316,18 @@ struct Simulated {
   study::StudyResult result;
 };
 
-Simulated SimulateFor(const io::CliRequest& request) {
-  Checked c = CheckValid(request);
-  study::Study study = io::LoadStudy(c.request, c.model);
+// Simulating needs the GPU's BF16 peak; a cluster file can set one for a preset without it.
+void RequireBf16Peak(const study::Study& study) {
   if (study.cluster.gpu.bf16_flops_per_second <= 0) {
     throw InputError("gpu " + study.cluster.gpu.name +
                      ": bf16_tflops: the preset has no figure (set it in the cluster file)");
   }
+}
+
+Simulated SimulateFor(const io::CliRequest& request) {
+  Checked c = CheckValid(request);
+  study::Study study = io::LoadStudy(c.request, c.model);
+  RequireBf16Peak(study);
   study::StudyResult result = study::RunStudy(study);
   return Simulated{std::move(c), std::move(study), std::move(result)};
 }
@@ -356,10 +363,21 @@ namespace {
 cost::WeightSyncOptions WeightSyncOptionsOf(const io::CliRequest& request,
                                             const config::ModelConfig& model) {
   const io::WeightSyncFlags& flags = request.weight_sync;
-  if (!flags.rollout_gpus) throw UsageError("--rollout-gpus: required by `weight-sync`");
-  if (!flags.rollout_tp) throw UsageError("--rollout-tp: required by `weight-sync`");
+  // Colocated engines default to every training GPU (slime --colocate sets rollout_num_gpus to
+  // the actor's GPUs).
+  const std::optional<int64_t> rollout_gpus =
+      flags.rollout_gpus ? flags.rollout_gpus
+      : flags.colocate   ? std::optional<int64_t>(request.training.parallel.world_size)
+                         : std::nullopt;
+  if (!rollout_gpus) {
+    throw UsageError(
+        fmt::format("--rollout-gpus: required by `{}` (or --colocate)", request.command));
+  }
+  if (!flags.rollout_tp) {
+    throw UsageError(fmt::format("--rollout-tp: required by `{}`", request.command));
+  }
   const cost::WeightSyncOptions options{
-      .rollout_gpus = *flags.rollout_gpus,
+      .rollout_gpus = *rollout_gpus,
       .rollout_tp = *flags.rollout_tp,
       .rollout_ep = flags.rollout_ep,
       .colocate = flags.colocate,
@@ -404,6 +422,51 @@ CommandOutput RunWeightSync(const io::CliRequest& request) {
   return Output(
       request.json ? report::RenderWeightSyncJson(input) : report::RenderWeightSyncText(input),
       c.notes);
+}
+
+namespace {
+
+// The RL-step options from the flags; UsageError naming the flag when one is missing or out of
+// range.
+study::RlOptions RlOptionsOf(const io::CliRequest& request, const config::ModelConfig& model) {
+  const io::RlFlags& flags = request.rl;
+  if (!flags.rollout_batch_size) throw UsageError("--rollout-batch-size: required by `rl`");
+  if (!flags.max_response_len) throw UsageError("--rollout-max-response-len: required by `rl`");
+  const double max_response = static_cast<double>(*flags.max_response_len);
+  const double mean_response = flags.mean_response_len.value_or((max_response + 1) / 2);
+  if (mean_response > max_response) {
+    throw UsageError(
+        fmt::format("--rollout-mean-response-len: at most --rollout-max-response-len {} (got {})",
+                    *flags.max_response_len, mean_response));
+  }
+  study::RlOptions options;
+  options.sync = WeightSyncOptionsOf(request, model);
+  options.rollout = cost::RolloutOptions{
+      .num_prompts = *flags.rollout_batch_size,
+      .samples_per_prompt = flags.samples_per_prompt,
+      .prompt_tokens = flags.prompt_len,
+      .max_response_tokens = *flags.max_response_len,
+      .mean_response_tokens = mean_response,
+      .engine_gpus = options.sync.rollout_gpus,
+      .engine_tp = options.sync.rollout_tp,
+      .memory_fraction = flags.mem_fraction_static,
+      .weight_bytes_per_param = options.sync.dtype == cost::RolloutDtype::kFp8 ? 1 : 2};
+  options.ref_log_probs = flags.use_kl_loss || flags.kl_coef != 0;
+  options.old_log_probs = !flags.use_rollout_logprobs;
+  options.async = flags.async;
+  return options;
+}
+
+}  // namespace
+
+CommandOutput RunRl(const io::CliRequest& request) {
+  const Checked c = CheckValid(request);
+  const study::RlOptions options = RlOptionsOf(c.request, c.model);
+  const study::Study study = io::LoadStudy(c.request, c.model);
+  RequireBf16Peak(study);
+  const study::RlStep step = study::RunRlStep(study, options);
+  const report::RlReportInput input{study, options, step};
+  return Output(request.json ? report::RenderRlJson(input) : report::RenderRlText(input), c.notes);
 }
 
 CommandOutput RunPresets(const io::CliRequest& request) {

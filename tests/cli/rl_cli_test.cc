@@ -98,5 +98,42 @@ TEST(RlCliTest, ForwardOnlyPassIsShorterAndLighterThanTheTrainingStep) {
   EXPECT_EQ(memory_json["per_rank"][0]["optimizer_bytes"].get<int64_t>(), 0);
 }
 
+// `trainscope rl`: the per-phase JSON contract of one RL step, and its one-line usage errors.
+TEST(RlCliTest, RlJsonListsEveryPhaseAndTheStepTime) {
+  const Outcome rl = RunCli(std::string("rl ") + kLayout +
+                            "--gbs 32 --seq 4096 --colocate --rollout-tp 8 --transport ipc "
+                            "--rollout-batch-size 16 --n-samples-per-prompt 8 "
+                            "--rollout-max-response-len 4096 --use-kl-loss --json");
+  ASSERT_EQ(rl.exit_code, 0) << rl.err;
+  const nlohmann::json json = nlohmann::json::parse(rl.out);
+  for (const char* key : {"step_seconds", "phases", "bottleneck", "num_optimizer_steps"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  // 16 x 8 = 128 samples over GBS 32: four optimizer steps; colocated, with the ref pass.
+  EXPECT_EQ(json["num_optimizer_steps"].get<int64_t>(), 4);
+  std::vector<std::string> names;
+  double sum = 0;
+  for (const nlohmann::json& phase : json["phases"]) {
+    names.push_back(phase["name"].get<std::string>());
+    EXPECT_TRUE(phase.contains("peak_bytes"));
+    sum += phase["seconds"].get<double>();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"rollout", "offload_onload", "ref_log_probs",
+                                             "old_log_probs", "actor_train", "weight_sync"}));
+  EXPECT_NEAR(json["step_seconds"].get<double>(), sum, 1e-9 * sum);
+}
+
+TEST(RlCliTest, RlNeedsTheRolloutShape) {
+  const Outcome outcome =
+      RunCli(std::string("rl ") + kLayout + "--colocate --rollout-tp 8 --rollout-batch-size 16");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--rollout-max-response-len"));
+  const Outcome mean = RunCli(std::string("rl ") + kLayout +
+                              "--colocate --rollout-tp 8 --rollout-batch-size 16 "
+                              "--rollout-max-response-len 100 --rollout-mean-response-len 200");
+  EXPECT_EQ(mean.exit_code, 2);
+  EXPECT_THAT(mean.err, HasSubstr("--rollout-mean-response-len"));
+}
+
 }  // namespace
 }  // namespace trainscope

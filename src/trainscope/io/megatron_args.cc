@@ -168,6 +168,8 @@ std::string_view FlagGroupTitle(FlagGroup group) {
       return "planner";
     case FlagGroup::kWeightSync:
       return "weight sync";
+    case FlagGroup::kRl:
+      return "RL step";
   }
   return "";
 }

@@ -51,11 +51,13 @@ enum class FlagGroup {
                 // --explain, --compare, --threads
   kWeightSync,  // --rollout-gpus, --rollout-tp, --rollout-ep, --colocate, --transport,
                 // --bucket-mib, --rollout-dtype
+  kRl,          // --rollout-batch-size, --n-samples-per-prompt, --rollout-max-response-len, ...
 };
 inline constexpr FlagGroup kAllFlagGroups[] = {
     FlagGroup::kModel,     FlagGroup::kOutput,   FlagGroup::kRank,    FlagGroup::kTraining,
     FlagGroup::kWorkload,  FlagGroup::kGpu,      FlagGroup::kCluster, FlagGroup::kMemory,
-    FlagGroup::kCostModel, FlagGroup::kSimulate, FlagGroup::kPlan,    FlagGroup::kWeightSync};
+    FlagGroup::kCostModel, FlagGroup::kSimulate, FlagGroup::kPlan,    FlagGroup::kWeightSync,
+    FlagGroup::kRl};
 
 // The heading of a group in `trainscope help CMD`.
 [[nodiscard]] std::string_view FlagGroupTitle(FlagGroup group);
@@ -126,6 +128,20 @@ struct DynamicBatchFlags {
   std::optional<int64_t> data_pad_size_multiplier;  // --data-pad-size-multiplier
 };
 
+// RL-step flags (kRl), spelled as slime's launch arguments where slime has them.
+struct RlFlags {
+  std::optional<int64_t> rollout_batch_size;  // --rollout-batch-size (prompts)
+  int64_t samples_per_prompt = 1;             // --n-samples-per-prompt
+  std::optional<int64_t> max_response_len;    // --rollout-max-response-len
+  std::optional<double> mean_response_len;    // --rollout-mean-response-len
+  int64_t prompt_len = 512;                   // --rollout-prompt-len
+  double mem_fraction_static = 0.8;           // --sglang-mem-fraction-static
+  bool use_kl_loss = false;                   // --use-kl-loss
+  double kl_coef = 0;                         // --kl-coef
+  bool use_rollout_logprobs = false;          // --use-rollout-logprobs
+  bool async = false;                         // --rl-async
+};
+
 struct CliRequest {
   std::string command;                           // the first argument
   std::optional<std::string> model_name;         // --model
@@ -149,6 +165,7 @@ struct CliRequest {
   PlanFlags plan;
   WeightSyncFlags weight_sync;
   DynamicBatchFlags dynamic_batch;
+  RlFlags rl;
   // First names of the Megatron parallel and training flags given (directly or by --fix), in
   // order: the dimensions `plan` keeps fixed.
   std::vector<std::string> given_flags;

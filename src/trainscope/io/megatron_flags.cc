@@ -21,6 +21,11 @@ constexpr NumberRange kCapacityFactorRange{1e-3, 1e3};
 constexpr NumberRange kNcclMibRange{1e-3, 1e6};
 // --comm-memory-guard-us (strictly positive: a check takes time).
 constexpr NumberRange kGuardMicrosecondsRange{1e-3, 1e6};
+// `rl`: samples per prompt, tokens of a prompt or response, and the KL coefficient.
+constexpr int64_t kMaxRlSamples = 1'000'000;
+constexpr int64_t kMaxRlTokens = 10'000'000;
+constexpr NumberRange kRlTokensRange{1.0, 1e7};
+constexpr NumberRange kKlCoefRange{0.0, 1e6};
 // --bucket-mib: at most 1 TiB per bucket.
 constexpr int64_t kMaxBucketMib = int64_t{1} << 20;
 // --sgd-momentum and --optimizer-offload-fraction (0 and 1 included, as Megatron accepts).
@@ -626,6 +631,51 @@ std::vector<FlagSpec> WeightSyncFlags() {
   };
 }
 
+// `trainscope rl`: the rollout, the log-prob passes and the loop (slime's spellings).
+std::vector<FlagSpec> RlStepFlags() {
+  using R = CliRequest;
+  return {
+      {{"--rollout-batch-size"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.rollout_batch_size = Size(use, kMaxInteger); }},
+      {{"--n-samples-per-prompt"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.samples_per_prompt = Size(use, kMaxRlSamples); }},
+      {{"--rollout-max-response-len"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.max_response_len = Size(use, kMaxRlTokens); }},
+      {{"--rollout-mean-response-len"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.rl.mean_response_len = ParseNumberIn(use, kRlTokensRange);
+       }},
+      {{"--rollout-prompt-len"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.rl.prompt_len = ParseInteger(use, use.values.front(), 0, kMaxRlTokens);
+       }},
+      {{"--sglang-mem-fraction-static"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.rl.mem_fraction_static = ParseNumberIn(use, kFlagFractionRange);
+       }},
+      Switch({"--use-kl-loss"}, false, [](R& r) -> bool& { return r.rl.use_kl_loss; }),
+      {{"--kl-coef"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.kl_coef = ParseNumberIn(use, kKlCoefRange); }},
+      Switch({"--use-rollout-logprobs"}, false,
+             [](R& r) -> bool& { return r.rl.use_rollout_logprobs; }),
+      Switch({"--rl-async"}, false, [](R& r) -> bool& { return r.rl.async; }),
+  };
+}
+
 // Megatron architecture flags: checked against the model, never applied over it.
 constexpr std::string_view kArchitectureFlags[] = {
     "--num-layers",
@@ -821,7 +871,7 @@ constexpr FlagDoc kFlagDocs[] = {
      "NCCL buffers per communicator, MiB, 0.001..1e6 (default 128)"},
     {"--memory-fragmentation", FlagGroup::kMemory, "F",
      "allocator reserve over allocated bytes, 0.001 <= F < 1 (default 0.1)"},
-    {"--moe-routing-skew", FlagGroup::kMemory, "S|FILE|load=F",
+    {"--moe-routing-skew", FlagGroup::kMemory, "S|contiguous=S|FILE|load=F",
      "Zipf exponent, per-expert token histogram or busiest-rank load factor (default balanced)"},
     {"--calibration", FlagGroup::kCostModel, "FILE",
      "JSON overriding kernel efficiencies and link constants"},
@@ -851,6 +901,21 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--compare", FlagGroup::kPlan, "\"FLAGS\"|@FILE",
      "rank your current layout and show what switching gains"},
     {"--threads", FlagGroup::kPlan, "N", "worker threads (default: all cores)"},
+    {"--rollout-batch-size", FlagGroup::kRl, "P", "prompts per rollout (required by rl)"},
+    {"--n-samples-per-prompt", FlagGroup::kRl, "K", "responses sampled per prompt (default 1)"},
+    {"--rollout-max-response-len", FlagGroup::kRl, "L",
+     "longest response, tokens (required by rl)"},
+    {"--rollout-mean-response-len", FlagGroup::kRl, "M",
+     "mean response, tokens, <= L (default L/2: uniform on [1, L])"},
+    {"--rollout-prompt-len", FlagGroup::kRl, "N", "tokens of every prompt (default 512)"},
+    {"--sglang-mem-fraction-static", FlagGroup::kRl, "F",
+     "GPU memory share of a rollout engine, 0.001..1 (default 0.8)"},
+    {"--use-kl-loss", FlagGroup::kRl, "", "KL loss against the reference: adds the ref pass"},
+    {"--kl-coef", FlagGroup::kRl, "X", "KL coefficient; != 0 adds the ref pass (default 0)"},
+    {"--use-rollout-logprobs", FlagGroup::kRl, "",
+     "use the engine's log-probs: no old-policy pass"},
+    {"--rl-async", FlagGroup::kRl, "",
+     "rollout of step n+1 overlaps training on step n (separate GPUs)"},
     {"--rollout-gpus", FlagGroup::kWeightSync, "N", "GPUs of the rollout engines (required)"},
     {"--rollout-tp", FlagGroup::kWeightSync, "T",
      "tensor-parallel size of one rollout engine, divides N (required)"},
@@ -1011,7 +1076,7 @@ const FlagDoc* FindDoc(std::string_view name) {
 std::vector<FlagSpec> AllFlags() {
   std::vector<FlagSpec> specs = ParallelFlags();
   for (std::vector<FlagSpec> more :
-       {TrainingFlags(), ToolFlags(), PlannerFlags(), WeightSyncFlags()}) {
+       {TrainingFlags(), ToolFlags(), PlannerFlags(), WeightSyncFlags(), RlStepFlags()}) {
     for (FlagSpec& spec : more) specs.push_back(std::move(spec));
   }
   for (FlagSpec& spec : specs) {

@@ -155,6 +155,17 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
         {"thd_step_time_s", s.thd_step_seconds},
         {"thd_useful_tokens_per_s_per_gpu", s.thd_useful_tokens_per_s_per_gpu}};
   }
+  if (result.comm_guard) {
+    const study::CommGuardReport& g = *result.comm_guard;
+    out["comm_guard"] = {{"mode", sim::ToString(g.mode)},
+                         {"guarded_calls", g.guarded_calls},
+                         {"free_bytes_at_peak", g.free_bytes_at_peak},
+                         {"clear_fraction", g.clear_fraction},
+                         {"clears", g.clears},
+                         {"check_seconds", g.check_seconds},
+                         {"clear_seconds", g.clear_seconds},
+                         {"seconds", g.seconds}};
+  }
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -235,6 +246,15 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
         "  THD packed:  step {}, {:.1f} useful tokens/s/GPU\n",
         s.mean_length, 100 * s.bshd_useful_token_fraction, s.bshd_useful_tokens_per_s_per_gpu,
         Ms(s.thd_step_seconds), s.thd_useful_tokens_per_s_per_gpu);
+  }
+  if (result.comm_guard) {
+    const study::CommGuardReport& g = *result.comm_guard;
+    out += fmt::format(
+        "\nComm memory guard ({}): {} guarded calls per step on rank 0, {:.2f} GiB free at the "
+        "peak;\n  {:.1f}% of calls find < 3 GiB free and clear the allocator ({:.0f} clears x {}), "
+        "{} in all\n",
+        sim::ToString(g.mode), g.guarded_calls, g.free_bytes_at_peak / kBytesPerGiB,
+        100 * g.clear_fraction, g.clears, Ms(g.clear_seconds), Ms(g.seconds));
   }
   out += fmt::format("\nMemory: peak {} on pipeline stage {} of {} usable: {}\n",
                      Gib(result.memory.max_peak_bytes), result.memory.max_peak_pipeline_rank,

@@ -166,7 +166,8 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
     CommCost result{.seconds = cost::CollectiveSeconds(op.collective, op.message_bytes, placement,
                                                        shared->cluster),
                     .link = cost::LinkOf(placement)};
-    if (shared->guard_applies && shared->guard_applies(op)) result.seconds += shared->guard_seconds;
+    if (shared->guard_applies && shared->guard_applies(op))
+      result.host_seconds = shared->guard_seconds;
     return result;
   };
   return costs;

@@ -28,6 +28,10 @@ using LinkClass = cost::LinkClass;
 struct CommCost {
   double seconds = 0;
   LinkClass link = LinkClass::kNvlink;
+  // Host time spent before the call is issued that also holds the compute stream (slime's comm
+  // guard: its check, and its clear_memory(), which synchronizes the device). Charged after the
+  // compute op the call depends on, so whatever the host issues next waits for it.
+  double host_seconds = 0;
 };
 
 // Per-op costs, supplied by the caller (sim/op_costs.h binds the hardware cost models; tests

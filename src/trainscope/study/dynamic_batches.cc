@@ -65,4 +65,9 @@ std::optional<DynamicBatches> PlanDynamicBatches(const Study& study) {
   return batches;
 }
 
+config::TrainingConfig SimulatedTraining(const Study& study) {
+  std::optional<DynamicBatches> dynamic = PlanDynamicBatches(study);
+  return dynamic ? std::move(dynamic->simulated) : study.training;
+}
+
 }  // namespace trainscope::study

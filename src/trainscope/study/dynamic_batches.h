@@ -29,6 +29,10 @@ struct DynamicBatches {
 // Precondition: Validate() accepted the training.
 [[nodiscard]] std::optional<DynamicBatches> PlanDynamicBatches(const Study& study);
 
+// The training configuration the step is simulated with: PlanDynamicBatches(study)->simulated
+// under dynamic batching, else study.training. Throws as PlanDynamicBatches.
+[[nodiscard]] config::TrainingConfig SimulatedTraining(const Study& study);
+
 }  // namespace trainscope::study
 
 #endif  // TRAINSCOPE_STUDY_DYNAMIC_BATCHES_H_
