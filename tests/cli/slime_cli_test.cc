@@ -47,6 +47,22 @@ TEST(SlimeCliTest, SimulateReportsTheDynamicBinsWorkedByHand) {
   EXPECT_DOUBLE_EQ(json["tokens_per_step"].get<double>(), 16 * 4096);
 }
 
+TEST(SlimeCliTest, CommGuardCountsTheCallsOfTheDynamicMicroBatches) {
+  // The dynamic step above is 4 micro-batches of 8192 tokens per DP rank, as a static step of
+  // GBS 8 x 8192 tokens over d = 2 is: the same guarded calls and the same memory.
+  const Outcome dynamic = RunCli(std::string("simulate ") + kDynamic +
+                                 "--max-tokens-per-gpu 4096 --comm-memory-guard all --json");
+  const Outcome fixed = RunCli(
+      "simulate --model Qwen3-8B --framework slime --num-gpus 8 --tp 2 --cp 2 --sequence-parallel "
+      "--gbs 8 --seq 8192 --comm-memory-guard all --json");
+  ASSERT_EQ(dynamic.exit_code, 0) << dynamic.err;
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  const nlohmann::json d = nlohmann::json::parse(dynamic.out);
+  const nlohmann::json f = nlohmann::json::parse(fixed.out);
+  EXPECT_EQ(d["comm_guard"]["guarded_calls"], f["comm_guard"]["guarded_calls"]);
+  EXPECT_EQ(d["memory"]["max_peak_bytes"], f["memory"]["max_peak_bytes"]);
+}
+
 TEST(SlimeCliTest, TextShowsTheDynamicBatchingSection) {
   const Outcome outcome = RunCli(std::string("simulate ") + kDynamic + "--max-tokens-per-gpu 4096");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
