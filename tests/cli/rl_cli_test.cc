@@ -135,5 +135,21 @@ TEST(RlCliTest, RlNeedsTheRolloutShape) {
   EXPECT_THAT(mean.err, HasSubstr("--rollout-mean-response-len"));
 }
 
+TEST(RlCliTest, RlReportsTheCommGuardOfBothPasses) {
+  const Outcome rl = RunCli(std::string("rl ") + kLayout +
+                            "--gbs 32 --seq 4096 --colocate --rollout-tp 8 --transport ipc "
+                            "--rollout-batch-size 16 --n-samples-per-prompt 8 "
+                            "--rollout-max-response-len 4096 --comm-memory-guard all --json");
+  ASSERT_EQ(rl.exit_code, 0) << rl.err;
+  const nlohmann::json guard = nlohmann::json::parse(rl.out)["comm_guard"];
+  EXPECT_EQ(guard["mode"], "all");
+  // A forward-only pass over all 4 global batches issues fewer guarded calls than 4 training
+  // steps (no backward, no recompute, no gradient sync), and at least one.
+  const int64_t train = guard["actor_train_step"]["guarded_calls"].get<int64_t>();
+  const int64_t forward = guard["log_prob_pass"]["guarded_calls"].get<int64_t>();
+  EXPECT_GT(forward, 0);
+  EXPECT_LT(forward, 4 * train);
+}
+
 }  // namespace
 }  // namespace trainscope

@@ -33,6 +33,16 @@ std::string Bar(const study::RlPhase& phase, double step_seconds) {
   return bar;
 }
 
+// The guard's per-pass figures (simulate's comm_guard keys), or null when it is off.
+Json GuardJson(const std::optional<study::CommGuardReport>& guard) {
+  if (!guard) return nullptr;
+  return Json{{"guarded_calls", guard->guarded_calls},
+              {"free_bytes_at_peak", guard->free_bytes_at_peak},
+              {"clear_fraction", guard->clear_fraction},
+              {"clears", guard->clears},
+              {"seconds", guard->seconds}};
+}
+
 }  // namespace
 
 std::string RenderRlText(const RlReportInput& input) {
@@ -85,30 +95,35 @@ std::string RenderRlJson(const RlReportInput& input) {
                           {"gpu_memory_bytes", phase.gpu_memory_bytes},
                           {"fits", phase.Fits()}});
   }
-  const Json out{{"model", input.study.model.name},
-                 {"framework", config::ToString(input.study.training.framework.framework)},
-                 {"colocate", o.sync.colocate},
-                 {"async", o.async},
-                 {"num_optimizer_steps", step.num_optimizer_steps},
-                 {"step_seconds", step.step_seconds},
-                 {"samples_per_second", step.samples_per_second},
-                 {"bottleneck", study::ToString(step.bottleneck)},
-                 {"phases", phases},
-                 {"rollout", Json{{"engines", r.num_engines},
-                                  {"requests_per_engine", r.requests_per_engine},
-                                  {"max_running_requests", r.max_running_requests},
-                                  {"waves", r.num_waves},
-                                  {"prefill_seconds", r.prefill_seconds},
-                                  {"decode_seconds", r.decode_seconds},
-                                  {"generated_tokens", r.generated_tokens},
-                                  {"kv_bytes_per_token", r.kv_bytes_per_token},
-                                  {"weight_bytes_per_gpu", r.weight_bytes_per_gpu}}},
-                 {"weight_sync", Json{{"bytes", step.sync.bytes},
-                                      {"num_buckets", step.sync.num_buckets},
-                                      {"gather_seconds", step.sync.gather_seconds},
-                                      {"transfer_seconds", step.sync.transfer_seconds},
-                                      {"overhead_seconds", step.sync.overhead_seconds},
-                                      {"total_seconds", step.sync.total_seconds}}}};
+  Json out{{"model", input.study.model.name},
+           {"framework", config::ToString(input.study.training.framework.framework)},
+           {"colocate", o.sync.colocate},
+           {"async", o.async},
+           {"num_optimizer_steps", step.num_optimizer_steps},
+           {"step_seconds", step.step_seconds},
+           {"samples_per_second", step.samples_per_second},
+           {"bottleneck", study::ToString(step.bottleneck)},
+           {"phases", phases},
+           {"rollout", Json{{"engines", r.num_engines},
+                            {"requests_per_engine", r.requests_per_engine},
+                            {"max_running_requests", r.max_running_requests},
+                            {"waves", r.num_waves},
+                            {"prefill_seconds", r.prefill_seconds},
+                            {"decode_seconds", r.decode_seconds},
+                            {"generated_tokens", r.generated_tokens},
+                            {"kv_bytes_per_token", r.kv_bytes_per_token},
+                            {"weight_bytes_per_gpu", r.weight_bytes_per_gpu}}},
+           {"weight_sync", Json{{"bytes", step.sync.bytes},
+                                {"num_buckets", step.sync.num_buckets},
+                                {"gather_seconds", step.sync.gather_seconds},
+                                {"transfer_seconds", step.sync.transfer_seconds},
+                                {"overhead_seconds", step.sync.overhead_seconds},
+                                {"total_seconds", step.sync.total_seconds}}}};
+  if (step.train.comm_guard) {
+    out["comm_guard"] = Json{{"mode", sim::ToString(step.train.comm_guard->mode)},
+                             {"actor_train_step", GuardJson(step.train.comm_guard)},
+                             {"log_prob_pass", GuardJson(step.forward_only.comm_guard)}};
+  }
   return out.dump(2) + "\n";
 }
 
