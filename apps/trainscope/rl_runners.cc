@@ -125,7 +125,12 @@ CommandOutput RunRl(const io::CliRequest& request) {
   RequireBf16Peak(study);
   const study::RlStep step = study::RunRlStep(study, options);
   const report::RlReportInput input{study, options, step};
-  return Output(request.json ? report::RenderRlJson(input) : report::RenderRlText(input), c.notes);
+  CommandOutput out =
+      Output(request.json ? report::RenderRlJson(input) : report::RenderRlText(input), c.notes);
+  if (request.simulate.trace_path) {
+    out.files.push_back({*request.simulate.trace_path, report::RenderRlTrace(input)});
+  }
+  return out;
 }
 
 }  // namespace trainscope::app

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "trainscope/report/format.h"
 #include "trainscope/units.h"
 
 namespace trainscope::report {
@@ -125,6 +126,55 @@ std::string RenderRlJson(const RlReportInput& input) {
                              {"log_prob_pass", GuardJson(step.forward_only.comm_guard)}};
   }
   return out.dump(2) + "\n";
+}
+
+namespace {
+
+// Process ids of the trace: the training GPUs, and the rollout engines when they have their own.
+constexpr int kTrainerPid = 1;
+constexpr int kRolloutPid = 2;
+
+}  // namespace
+
+std::string RenderRlTrace(const RlReportInput& input) {
+  const study::RlStep& step = input.step;
+  const bool colocate = input.options.sync.colocate;
+  std::string out = fmt::format(
+      R"({{"displayTimeUnit":"ms","otherData":{{"tool":"trainscope rl","step_time_us":{}}},)",
+      Micros(Nanoseconds(step.step_seconds)));
+  out += "\"traceEvents\":[\n";
+  out += fmt::format(
+      R"j({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"training GPUs ({}){}"}}}})j",
+      kTrainerPid, input.study.training.parallel.world_size, colocate ? ", rollout colocated" : "");
+  if (!colocate) {
+    out += fmt::format(
+        ",\n"
+        R"j({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"rollout GPUs ({})"}}}})j",
+        kRolloutPid, input.options.rollout.engine_gpus);
+  }
+  const auto slice = [&](const std::string& name, int pid, int64_t start_ns, int64_t duration_ns) {
+    out += fmt::format(
+        ",\n"
+        R"({{"ph":"X","name":"{}","cat":"rl","pid":{},"tid":1,"ts":{},"dur":{}}})",
+        name, pid, Micros(start_ns), Micros(duration_ns));
+  };
+  for (const study::RlPhase& phase : step.phases) {
+    const bool rollout_side = phase.kind == study::RlPhaseKind::kRollout && !colocate;
+    const int64_t start = Nanoseconds(phase.start_seconds);
+    const int64_t duration = Nanoseconds(phase.seconds);
+    slice(study::ToString(phase.kind), rollout_side ? kRolloutPid : kTrainerPid, start, duration);
+    if (phase.kind == study::RlPhaseKind::kWeightSync && !colocate) {
+      slice(study::ToString(phase.kind), kRolloutPid, start, duration);  // the engines receive
+    }
+    if (phase.kind == study::RlPhaseKind::kActorTrain && phase.passes > 1) {
+      const int64_t each = duration / phase.passes;
+      for (int64_t i = 0; i < phase.passes; ++i) {
+        slice(fmt::format("optimizer step {}", i + 1), kTrainerPid, start + i * each, each);
+      }
+    }
+  }
+  out += "\n]}\n";
+  return out;
 }
 
 }  // namespace trainscope::report

@@ -26,6 +26,12 @@ struct RlReportInput {
 // free_bytes_at_peak, clear_fraction, clears, seconds).
 [[nodiscard]] std::string RenderRlJson(const RlReportInput& input);
 
+// The step's timeline as Chrome trace event JSON (Perfetto, chrome://tracing): one process for
+// the training GPUs and one for the rollout engines (one when colocated), an X slice per phase
+// on its timeline, and inside actor_train one slice per optimizer step. Integer-nanosecond
+// times printed as microseconds, so the same step gives the same bytes.
+[[nodiscard]] std::string RenderRlTrace(const RlReportInput& input);
+
 }  // namespace trainscope::report
 
 #endif  // TRAINSCOPE_REPORT_RL_REPORT_H_
