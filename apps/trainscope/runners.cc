@@ -188,9 +188,16 @@ CommandOutput RunGroups(const io::CliRequest& request) {
   const Checked c = CheckValid(request);
   const config::RankMapping mapping(c.request.training.parallel);
   if (request.rank) (void)CheckedRank(c.request, *request.rank);
-  return Output(request.json ? report::RenderGroupsJson(mapping, request.rank)
-                             : report::RenderGroupsText(mapping, request.rank),
-                c.notes);
+  // Streamed to -o or stdout as it is rendered: 10^7 GPUs list gigabytes of groups.
+  CommandOutput out = Output("", c.notes);
+  out.render_text = [mapping, rank = request.rank, json = request.json](const io::ByteSink& sink) {
+    if (json) {
+      report::StreamGroupsJson(mapping, rank, sink);
+    } else {
+      report::StreamGroupsText(mapping, rank, sink);
+    }
+  };
+  return out;
 }
 
 // `workload --format chakra -o DIR`: every rank's ET file, the communicator groups and the
@@ -228,12 +235,13 @@ CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
   CommandOutput out = Output("", c.notes);
   out.output_is_directory = true;
   for (int64_t rank = 0; rank < training.parallel.world_size; ++rank) {
-    out.files.push_back(
-        {.path = fmt::format("{}et.{}.et", dir, rank), .render = [et, rank] {
-           const graph::StepGraph graph = graph::BuildStepGraph(et->model, et->training, rank);
-           return report::RenderChakraEt(graph, et->training, et->mapping,
-                                         et->costs.compute_seconds, et->peak_tflops);
-         }});
+    out.files.push_back({.path = fmt::format("{}et.{}.et", dir, rank),
+                         .render = [et, rank](const io::ByteSink& sink) {
+                           const graph::StepGraph graph =
+                               graph::BuildStepGraph(et->model, et->training, rank);
+                           sink(report::RenderChakraEt(graph, et->training, et->mapping,
+                                                       et->costs.compute_seconds, et->peak_tflops));
+                         }});
   }
   const report::AstraInputs inputs = report::RenderAstraInputs(study.cluster, training);
   out.files.push_back({dir + "comm_groups.json", report::RenderChakraCommGroups(et->mapping)});
