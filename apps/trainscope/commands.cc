@@ -32,10 +32,10 @@ constexpr FlagGroup kPresetsGroups[] = {FlagGroup::kOutput};
 constexpr FlagGroup kWeightSyncGroups[] = {FlagGroup::kModel,      FlagGroup::kTraining,
                                            FlagGroup::kGpu,        FlagGroup::kCluster,
                                            FlagGroup::kWeightSync, FlagGroup::kOutput};
-constexpr FlagGroup kRlGroups[] = {
-    FlagGroup::kModel,      FlagGroup::kTraining,  FlagGroup::kGpu,
-    FlagGroup::kCluster,    FlagGroup::kCostModel, FlagGroup::kMemory,
-    FlagGroup::kWeightSync, FlagGroup::kRl,        FlagGroup::kOutput};
+constexpr FlagGroup kRlGroups[] = {FlagGroup::kModel,    FlagGroup::kTraining,   FlagGroup::kGpu,
+                                   FlagGroup::kCluster,  FlagGroup::kCostModel,  FlagGroup::kMemory,
+                                   FlagGroup::kSimulate, FlagGroup::kWeightSync, FlagGroup::kRl,
+                                   FlagGroup::kOutput};
 
 constexpr Command kCommands[] = {
     {"params", "exact parameter counts; per-rank counts when parallel flags are given",

@@ -4,6 +4,7 @@
 #ifndef TRAINSCOPE_APPS_COMMANDS_H_
 #define TRAINSCOPE_APPS_COMMANDS_H_
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15,9 +16,12 @@
 namespace trainscope::app {
 
 // Everything a command produces. `text` goes to the -o file or stdout; `files` are further
-// outputs (--trace), written together with -o, atomically, after everything is rendered.
+// outputs (--trace), written together with -o, atomically, after everything is computed.
 struct CommandOutput {
   std::string text;
+  // When set, streams the text instead of `text` (which is then empty), to the -o file or
+  // stdout: a listing too large to hold in memory (`groups` on 10^7 GPUs).
+  std::function<void(const io::ByteSink&)> render_text;
   std::vector<io::OutputFile> files;
   std::vector<std::string> notes;  // stderr lines, printed before any output is written
   // -o names the (existing) directory `files` are written into; `text` goes to stdout.

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -40,6 +42,15 @@ const app::Command& LookUp(const std::string& name) {
                                io::DidYouMean(name, app::CommandNames())));
 }
 
+// The command's text (or what its renderer streams) on stdout.
+void PrintText(app::CommandOutput& output) {
+  const io::OutputFile text{.content = std::move(output.text),
+                            .render = std::move(output.render_text)};
+  io::StreamContent(text, [](std::string_view piece) {
+    std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  });
+}
+
 // Writes the command's outputs: -o and --trace together and atomically, or the text to stdout.
 void WriteOutputs(const io::CliRequest& request, app::CommandOutput& output) {
   std::vector<io::OutputFile> files = std::move(output.files);
@@ -49,10 +60,12 @@ void WriteOutputs(const io::CliRequest& request, app::CommandOutput& output) {
         throw UsageError(fmt::format("-o and --trace name the same file ({})", file.path));
       }
     }
-    files.push_back({*request.output_path, std::move(output.text)});
+    files.push_back({.path = *request.output_path,
+                     .content = std::move(output.text),
+                     .render = std::move(output.render_text)});
   }
   io::WriteFilesAtomically(files);
-  if (!request.output_path || output.output_is_directory) std::cout << output.text;
+  if (!request.output_path || output.output_is_directory) PrintText(output);
 }
 
 // `--compare VALUE` is one argument whatever VALUE holds: a layout's flags ("--tp 2 ...", which
@@ -92,7 +105,7 @@ int Run(const std::vector<std::string>& raw_args) {
   if (output.exit_code == kExitOk) {
     WriteOutputs(request, output);
   } else {
-    std::cout << output.text;  // an invalid configuration's report: never written to -o
+    PrintText(output);  // an invalid configuration's report: never written to -o
   }
   return output.exit_code;
 }

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "runner_support.h"
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/megatron_memory.h"
 #include "trainscope/cost/memory.h"
-#include "trainscope/cost/weight_sync.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/graph/step_graph.h"
@@ -29,13 +29,10 @@
 #include "trainscope/report/html_report.h"
 #include "trainscope/report/memory_report.h"
 #include "trainscope/report/params_report.h"
-#include "trainscope/report/rl_report.h"
 #include "trainscope/report/simai_writer.h"
 #include "trainscope/report/simulate_report.h"
 #include "trainscope/report/validate_report.h"
-#include "trainscope/report/weight_sync_report.h"
 #include "trainscope/report/workload_report.h"
-#include "trainscope/study/rl_step.h"
 #include "trainscope/study/study.h"
 #include "trainscope/units.h"
 
@@ -65,16 +62,6 @@ config::ModelConfig LoadModel(const io::CliRequest& request) {
 
 namespace {
 
-// A command's model and training configuration, checked: the model loaded, the architecture
-// flags compared with it, the configuration validated. Notes (ignored flags, warnings, the
-// defaulted world size) are collected for stderr.
-struct Checked {
-  config::ModelConfig model;
-  io::CliRequest request;
-  config::ValidationResult validation;
-  std::vector<std::string> notes;
-};
-
 std::vector<std::string> NotesFor(const io::CliRequest& request,
                                   const config::ValidationResult& result) {
   std::vector<std::string> notes;
@@ -103,8 +90,8 @@ Checked Check(const io::CliRequest& request) {
   return checked;
 }
 
-// As Check, and an invalid configuration is an error: its first violation and fix, and how many
-// more there are (three lines at most).
+}  // namespace
+
 Checked CheckValid(const io::CliRequest& request) {
   Checked checked = Check(request);
   if (checked.validation.ok()) return checked;
@@ -136,6 +123,15 @@ Checked CheckValid(const io::CliRequest& request) {
 CommandOutput Output(std::string text, std::vector<std::string> notes) {
   return CommandOutput{.text = std::move(text), .notes = std::move(notes)};
 }
+
+void RequireBf16Peak(const study::Study& study) {
+  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
+    throw InputError("gpu " + study.cluster.gpu.name +
+                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
+  }
+}
+
+namespace {
 
 int64_t CheckedRank(const io::CliRequest& request, int64_t rank) {
   if (rank >= request.training.parallel.world_size) {
@@ -192,9 +188,16 @@ CommandOutput RunGroups(const io::CliRequest& request) {
   const Checked c = CheckValid(request);
   const config::RankMapping mapping(c.request.training.parallel);
   if (request.rank) (void)CheckedRank(c.request, *request.rank);
-  return Output(request.json ? report::RenderGroupsJson(mapping, request.rank)
-                             : report::RenderGroupsText(mapping, request.rank),
-                c.notes);
+  // Streamed to -o or stdout as it is rendered: 10^7 GPUs list gigabytes of groups.
+  CommandOutput out = Output("", c.notes);
+  out.render_text = [mapping, rank = request.rank, json = request.json](const io::ByteSink& sink) {
+    if (json) {
+      report::StreamGroupsJson(mapping, rank, sink);
+    } else {
+      report::StreamGroupsText(mapping, rank, sink);
+    }
+  };
+  return out;
 }
 
 // `workload --format chakra -o DIR`: every rank's ET file, the communicator groups and the
@@ -232,12 +235,13 @@ CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
   CommandOutput out = Output("", c.notes);
   out.output_is_directory = true;
   for (int64_t rank = 0; rank < training.parallel.world_size; ++rank) {
-    out.files.push_back(
-        {.path = fmt::format("{}et.{}.et", dir, rank), .render = [et, rank] {
-           const graph::StepGraph graph = graph::BuildStepGraph(et->model, et->training, rank);
-           return report::RenderChakraEt(graph, et->training, et->mapping,
-                                         et->costs.compute_seconds, et->peak_tflops);
-         }});
+    out.files.push_back({.path = fmt::format("{}et.{}.et", dir, rank),
+                         .render = [et, rank](const io::ByteSink& sink) {
+                           const graph::StepGraph graph =
+                               graph::BuildStepGraph(et->model, et->training, rank);
+                           sink(report::RenderChakraEt(graph, et->training, et->mapping,
+                                                       et->costs.compute_seconds, et->peak_tflops));
+                         }});
   }
   const report::AstraInputs inputs = report::RenderAstraInputs(study.cluster, training);
   out.files.push_back({dir + "comm_groups.json", report::RenderChakraCommGroups(et->mapping)});
@@ -258,6 +262,11 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   Checked c = CheckValid(request);
   const int64_t rank = CheckedRank(c.request, request.rank.value_or(0));
   const config::TrainingConfig& training = c.request.training;
+  if (training.batch.max_tokens_per_gpu) {
+    throw UsageError(
+        "--use-dynamic-batch-size: not exported by `workload` (its micro-batches differ in "
+        "length; simulate and memory model it)");
+  }
   // The workload lists every op of every micro-batch, so its size is linear in their count.
   constexpr int64_t kMaxWorkloadMicroBatches = 100'000;
   if (training.NumMicroBatches() > kMaxWorkloadMicroBatches) {
@@ -311,14 +320,6 @@ struct Simulated {
   study::StudyResult result;
 };
 
-// Simulating needs the GPU's BF16 peak; a cluster file can set one for a preset without it.
-void RequireBf16Peak(const study::Study& study) {
-  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
-    throw InputError("gpu " + study.cluster.gpu.name +
-                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
-  }
-}
-
 Simulated SimulateFor(const io::CliRequest& request) {
   Checked c = CheckValid(request);
   study::Study study = io::LoadStudy(c.request, c.model);
@@ -349,119 +350,6 @@ CommandOutput RunSimulate(const io::CliRequest& request) {
 CommandOutput RunReport(const io::CliRequest& request) {
   const Simulated s = SimulateFor(request);
   return WithTrace(request, s, report::RenderHtmlReport(s.study, s.result, s.checked.validation));
-}
-
-namespace {
-
-// The weight-sync options from the flags; UsageError naming the flag when one is missing or the
-// rollout layout cannot exist.
-cost::WeightSyncOptions WeightSyncOptionsOf(const io::CliRequest& request,
-                                            const config::ModelConfig& model) {
-  const io::WeightSyncFlags& flags = request.weight_sync;
-  // Colocated engines default to every training GPU (slime --colocate sets rollout_num_gpus to
-  // the actor's GPUs).
-  const std::optional<int64_t> rollout_gpus =
-      flags.rollout_gpus ? flags.rollout_gpus
-      : flags.colocate   ? std::optional<int64_t>(request.training.parallel.world_size)
-                         : std::nullopt;
-  if (!rollout_gpus) {
-    throw UsageError(
-        fmt::format("--rollout-gpus: required by `{}` (or --colocate)", request.command));
-  }
-  if (!flags.rollout_tp) {
-    throw UsageError(fmt::format("--rollout-tp: required by `{}`", request.command));
-  }
-  const cost::WeightSyncOptions options{
-      .rollout_gpus = *rollout_gpus,
-      .rollout_tp = *flags.rollout_tp,
-      .rollout_ep = flags.rollout_ep,
-      .colocate = flags.colocate,
-      .transport = flags.transport,
-      .bucket_bytes = flags.bucket_mib ? *flags.bucket_mib * kBytesPerMiB
-                                       : cost::WeightSyncOptions{}.bucket_bytes,
-      .dtype = flags.dtype};
-  if (options.rollout_gpus % options.rollout_tp != 0) {
-    throw UsageError(fmt::format("--rollout-tp: must divide --rollout-gpus {} (got {})",
-                                 options.rollout_gpus, options.rollout_tp));
-  }
-  if (options.rollout_tp % options.rollout_ep != 0) {
-    throw UsageError(fmt::format(
-        "--rollout-ep: must divide --rollout-tp {}, the engine's expert parallelism runs inside "
-        "its TP group (got {})",
-        options.rollout_tp, options.rollout_ep));
-  }
-  if (options.rollout_ep > 1 && !model.HasMoe()) {
-    throw UsageError(
-        fmt::format("--rollout-ep: {} has no experts (got {})", model.name, options.rollout_ep));
-  }
-  if (options.transport == cost::SyncTransport::kIpc && !options.colocate) {
-    throw UsageError("--transport ipc: needs --colocate (CUDA IPC shares memory on one GPU)");
-  }
-  if (options.colocate && options.rollout_gpus > request.training.parallel.world_size) {
-    throw UsageError(
-        fmt::format("--rollout-gpus: colocated engines share the {} training GPUs (got {})",
-                    request.training.parallel.world_size, options.rollout_gpus));
-  }
-  return options;
-}
-
-}  // namespace
-
-CommandOutput RunWeightSync(const io::CliRequest& request) {
-  const Checked c = CheckValid(request);
-  const cost::WeightSyncOptions options = WeightSyncOptionsOf(c.request, c.model);
-  const study::Study study = io::LoadStudy(c.request, c.model);
-  const cost::WeightSyncEstimate estimate =
-      cost::EstimateWeightSync(c.model, c.request.training, study.cluster, options);
-  const report::WeightSyncReportInput input{c.model, options, estimate};
-  return Output(
-      request.json ? report::RenderWeightSyncJson(input) : report::RenderWeightSyncText(input),
-      c.notes);
-}
-
-namespace {
-
-// The RL-step options from the flags; UsageError naming the flag when one is missing or out of
-// range.
-study::RlOptions RlOptionsOf(const io::CliRequest& request, const config::ModelConfig& model) {
-  const io::RlFlags& flags = request.rl;
-  if (!flags.rollout_batch_size) throw UsageError("--rollout-batch-size: required by `rl`");
-  if (!flags.max_response_len) throw UsageError("--rollout-max-response-len: required by `rl`");
-  const double max_response = static_cast<double>(*flags.max_response_len);
-  const double mean_response = flags.mean_response_len.value_or((max_response + 1) / 2);
-  if (mean_response > max_response) {
-    throw UsageError(
-        fmt::format("--rollout-mean-response-len: at most --rollout-max-response-len {} (got {})",
-                    *flags.max_response_len, mean_response));
-  }
-  study::RlOptions options;
-  options.sync = WeightSyncOptionsOf(request, model);
-  options.rollout = cost::RolloutOptions{
-      .num_prompts = *flags.rollout_batch_size,
-      .samples_per_prompt = flags.samples_per_prompt,
-      .prompt_tokens = flags.prompt_len,
-      .max_response_tokens = *flags.max_response_len,
-      .mean_response_tokens = mean_response,
-      .engine_gpus = options.sync.rollout_gpus,
-      .engine_tp = options.sync.rollout_tp,
-      .memory_fraction = flags.mem_fraction_static,
-      .weight_bytes_per_param = options.sync.dtype == cost::RolloutDtype::kFp8 ? 1 : 2};
-  options.ref_log_probs = flags.use_kl_loss || flags.kl_coef != 0;
-  options.old_log_probs = !flags.use_rollout_logprobs;
-  options.async = flags.async;
-  return options;
-}
-
-}  // namespace
-
-CommandOutput RunRl(const io::CliRequest& request) {
-  const Checked c = CheckValid(request);
-  const study::RlOptions options = RlOptionsOf(c.request, c.model);
-  const study::Study study = io::LoadStudy(c.request, c.model);
-  RequireBf16Peak(study);
-  const study::RlStep step = study::RunRlStep(study, options);
-  const report::RlReportInput input{study, options, step};
-  return Output(request.json ? report::RenderRlJson(input) : report::RenderRlText(input), c.notes);
 }
 
 CommandOutput RunPresets(const io::CliRequest& request) {

@@ -4,10 +4,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -102,6 +105,43 @@ TEST(CliTest, GroupsJsonListsEveryGroupKind) {
   }
   // TP fastest: ranks 0 and 1 form the first TP group.
   EXPECT_EQ(json["groups"]["tp"][0], nlohmann::json::parse("[0, 1]"));
+}
+
+// `groups` streams its listing; stdout and -o get the same bytes, and -o leaves no temporary.
+// W = 4096, t = 8: 2 header lines, 13 kind headings, W/8 groups for tp, tp_cp, etp, tp_ep and mp,
+// W for cp, pp, ep and embedding, 8 for dp, dp_cp and edp, 1 for tp_dp_cp.
+TEST(CliTest, GroupsStreamsTheSameBytesToStdoutAndToAnOutputFile) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "trainscope_cli_test_groups_stream";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const std::string format : {"", " --json"}) {
+    const std::string command = "groups --model Qwen3-8B --num-gpus 4096 --tp 8" + format;
+    const Outcome printed = RunCli(command);
+    ASSERT_EQ(printed.exit_code, 0) << printed.err;
+    const std::filesystem::path out = dir / "groups.out";
+    const Outcome written = RunCli(command + " -o " + out.string());
+    ASSERT_EQ(written.exit_code, 0) << written.err;
+    EXPECT_TRUE(written.out.empty());
+    std::ifstream in(out, std::ios::binary);
+    const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(file, printed.out) << format;
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++entries;
+    EXPECT_EQ(entries, 1u);  // no temporary left
+  }
+  const Outcome text = RunCli("groups --model Qwen3-8B --num-gpus 4096 --tp 8");
+  EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'),
+            2 + 13 + 5 * 512 + 4 * 4096 + 3 * 8 + 1);
+  std::filesystem::remove_all(dir);
+}
+
+// A device that refuses the bytes while they stream: exit 1 naming the path.
+TEST(CliTest, GroupsToAFullDeviceFailsNamingThePath) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const Outcome outcome = RunCli("groups --model Qwen3-8B --num-gpus 4096 --tp 8 -o /dev/full");
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_THAT(outcome.err, HasSubstr("/dev/full: cannot write output"));
 }
 
 TEST(CliTest, IgnoredMegatronFlagsAreReported) {

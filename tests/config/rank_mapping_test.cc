@@ -312,6 +312,23 @@ TEST_P(RankMappingPropertyTest, CoordinatesMatchClosedForm) {
   }
 }
 
+// The enumerator visits the same groups, in the same order, as the list AllGroups builds (which
+// the test above checks against the closed form).
+TEST_P(RankMappingPropertyTest, GroupEnumeratorVisitsAllGroupsInOrder) {
+  const RankMapping mapping(GetParam());
+  for (const GroupKind kind : AllGroupKinds()) {
+    const GroupEnumerator groups = mapping.Groups(kind);
+    Groups visited(static_cast<size_t>(groups.num_groups()));
+    for (int64_t g = 0; g < groups.num_groups(); ++g) {
+      groups.ForEachMember(g,
+                           [&](int64_t rank) { visited[static_cast<size_t>(g)].push_back(rank); });
+      EXPECT_EQ(static_cast<int64_t>(visited[static_cast<size_t>(g)].size()), groups.group_size());
+    }
+    EXPECT_EQ(groups.group_size(), mapping.GroupSize(kind)) << ToString(kind);
+    EXPECT_EQ(visited, mapping.AllGroups(kind)) << ToString(kind);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     RankMappingShapes, RankMappingPropertyTest,
     testing::Values(Sizes(1, 1, 1), Sizes(16, 2, 4), Sizes(16, 2, 2, /*cp=*/2),

@@ -139,6 +139,26 @@ TEST(MemoryTest, ForwardOnlyKeepsWeightsAndOneBlockOfActivations) {
   EXPECT_LT(eval.activations_bytes, train.activations_bytes);
 }
 
+// slime's and AReaL's log-prob passes run inside the training engine, whose gradient buffers
+// stay allocated (slime actor.py compute_log_prob on the DDP-wrapped actor): the same grads as
+// training, but no optimizer-step transient and one block of activations.
+TEST(MemoryTest, SlimeForwardOnlyKeepsTheGradientBuffers) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  training.batch.global_batch_size = 16;
+  training.framework.framework = config::Framework::kSlime;
+  const RankMemory train = EstimateMemory(model, training).stages[0];
+  training.forward_only = true;
+  const RankMemory eval = EstimateMemory(model, training).stages[0];
+  EXPECT_GT(eval.grads_bytes, 0);
+  EXPECT_EQ(eval.grads_bytes, train.grads_bytes);
+  EXPECT_EQ(eval.optimizer_bytes, train.optimizer_bytes);
+  EXPECT_EQ(eval.optimizer_step_bytes, 0);
+  EXPECT_EQ(eval.in_flight_micro_batches, 0);
+  training.framework.framework = config::Framework::kVerl;  // verl loads params without grads
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].grads_bytes, 0);
+}
+
 // slime's duplicated GDN (slime_plugins/models/hf_attention.py) on Qwen3.5-35B-A3B layer 0 at
 // t 2, c 4, SP, s 4096, b 1: the rank keeps the input norm of its 512 tokens (input and rstd),
 // the gathered 4096-token input that in_proj saves and the whole GDN's tensors over 4096 tokens;

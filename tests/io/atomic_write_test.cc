@@ -108,14 +108,15 @@ TEST(AtomicWriteTest, RendersFilesInOrderAndLeavesNothingWhenARendererThrows) {
   std::vector<int> order;
   WriteFilesAtomically({{.path = (dir / "a").string(),
                          .render =
-                             [&] {
+                             [&](const ByteSink& sink) {
                                order.push_back(1);
-                               return std::string("alpha");
+                               sink("al");
+                               sink("pha");
                              }},
                         {.path = (dir / "b").string(), .content = "beta"},
-                        {.path = (dir / "c").string(), .render = [&] {
+                        {.path = (dir / "c").string(), .render = [&](const ByteSink& sink) {
                            order.push_back(3);
-                           return std::string("gamma");
+                           sink("gamma");
                          }}});
   EXPECT_EQ(order, (std::vector<int>{1, 3}));
   EXPECT_EQ(ReadAll(dir / "a"), "alpha");
@@ -123,10 +124,13 @@ TEST(AtomicWriteTest, RendersFilesInOrderAndLeavesNothingWhenARendererThrows) {
   EXPECT_EQ(ReadAll(dir / "c"), "gamma");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  EXPECT_THROW(WriteFilesAtomically(
-                   {{.path = (dir / "a").string(), .content = "alpha"},
-                    {.path = (dir / "b").string(),
-                     .render = []() -> std::string { throw InputError("cannot render b"); }}}),
+  EXPECT_THROW(WriteFilesAtomically({{.path = (dir / "a").string(), .content = "alpha"},
+                                     {.path = (dir / "b").string(),
+                                      .render =
+                                          [](const ByteSink& sink) {
+                                            sink("partial");
+                                            throw InputError("cannot render b");
+                                          }}}),
                InputError);
   EXPECT_TRUE(std::filesystem::is_empty(dir));
   std::filesystem::remove_all(dir);

@@ -3,10 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainscope/config/rank_mapping.h"
@@ -135,6 +138,102 @@ TEST(GroupsReportTest, TextForLastStageRankShowsItsEmbeddingGroup) {
   // Rank 15 = 1 + 2·(1 + 2·3) is pp stage 3 of pp group 3 = [3, 7, 11, 15].
   const std::string text = RenderGroupsText(DocstringMapping(), 15);
   EXPECT_THAT(text, HasSubstr("\nembedding[3]: 3 15\n"));
+}
+
+// W = 4, t = 2, p = 2: d = 1, rank = tp + 2·pp. Expert grid with u = t = 2, e = 1, d_e = 1:
+// rank = etp + 2·pp. Every group derived by hand from those two formulas.
+TEST(GroupsReportTest, TextOfSmallMappingIsTheHandDerivedListing) {
+  config::ParallelSizes sizes;
+  sizes.world_size = 4;
+  sizes.tensor = 2;
+  sizes.pipeline = 2;
+  const std::string expected =
+      "world_size: 4, order: tp-cp-ep-dp-pp\n"
+      "sizes: tp=2 cp=1 pp=2 dp=1 ep=1 etp=2 edp=1\n"
+      "tp: 2 groups of 2\ntp[0]: 0 1\ntp[1]: 2 3\n"
+      "cp: 4 groups of 1\ncp[0]: 0\ncp[1]: 1\ncp[2]: 2\ncp[3]: 3\n"
+      "dp: 4 groups of 1\ndp[0]: 0\ndp[1]: 1\ndp[2]: 2\ndp[3]: 3\n"
+      "dp_cp: 4 groups of 1\ndp_cp[0]: 0\ndp_cp[1]: 1\ndp_cp[2]: 2\ndp_cp[3]: 3\n"
+      "pp: 2 groups of 2\npp[0]: 0 2\npp[1]: 1 3\n"
+      "tp_cp: 2 groups of 2\ntp_cp[0]: 0 1\ntp_cp[1]: 2 3\n"
+      "ep: 4 groups of 1\nep[0]: 0\nep[1]: 1\nep[2]: 2\nep[3]: 3\n"
+      "etp: 2 groups of 2\netp[0]: 0 1\netp[1]: 2 3\n"
+      "edp: 4 groups of 1\nedp[0]: 0\nedp[1]: 1\nedp[2]: 2\nedp[3]: 3\n"
+      "tp_ep: 2 groups of 2\ntp_ep[0]: 0 1\ntp_ep[1]: 2 3\n"
+      "embedding: 2 groups of 2\nembedding[0]: 0 2\nembedding[1]: 1 3\n"
+      "tp_dp_cp: 2 groups of 2\ntp_dp_cp[0]: 0 1\ntp_dp_cp[1]: 2 3\n"
+      "mp: 1 groups of 4\nmp[0]: 0 1 2 3\n";
+  const config::RankMapping mapping(sizes);
+  EXPECT_EQ(RenderGroupsText(mapping, std::nullopt), expected);
+  std::string streamed;
+  StreamGroupsText(mapping, std::nullopt, [&](std::string_view piece) { streamed += piece; });
+  EXPECT_EQ(streamed, expected);
+}
+
+// With context, expert and pipeline parallelism in both rank orders, the streamed JSON lists
+// exactly the groups RankMapping::AllGroups builds (checked against the closed form in
+// rank_mapping_test).
+TEST(GroupsReportTest, StreamedJsonListsTheGroupsOfEveryKind) {
+  for (const config::RankOrder order :
+       {config::RankOrder::kTpCpEpDpPp, config::RankOrder::kTpCpEpPpDp}) {
+    config::ParallelSizes sizes;
+    sizes.world_size = 48;
+    sizes.tensor = 2;
+    sizes.pipeline = 3;
+    sizes.context = 2;
+    sizes.expert = 2;
+    sizes.expert_tensor = 2;
+    sizes.order = order;
+    const config::RankMapping mapping(sizes);
+    std::string streamed;
+    StreamGroupsJson(mapping, std::nullopt, [&](std::string_view piece) { streamed += piece; });
+    const nlohmann::json json = nlohmann::json::parse(streamed);
+    for (const config::GroupKind kind : config::AllGroupKinds()) {
+      EXPECT_EQ(json["groups"][config::ToString(kind)].get<Groups>(), mapping.AllGroups(kind))
+          << config::ToString(kind);
+    }
+  }
+}
+
+// Counts the pieces and lines of a streamed report without keeping it.
+struct PieceStats {
+  int64_t num_pieces = 0;
+  int64_t num_lines = 0;
+  int64_t total_bytes = 0;
+  std::size_t largest_piece_bytes = 0;
+  char last = 0;
+  void Add(std::string_view piece) {
+    ++num_pieces;
+    total_bytes += static_cast<int64_t>(piece.size());
+    largest_piece_bytes = std::max(largest_piece_bytes, piece.size());
+    for (const char c : piece) num_lines += c == '\n' ? 1 : 0;
+    if (!piece.empty()) last = piece.back();
+  }
+};
+
+// W = 2^18 ranks at t = 8 print tens of megabytes; they reach the sink in pieces of bounded
+// size, never as one string. Line count: 2 header lines, then per kind a heading plus one line
+// per group: tp, tp_cp, etp, tp_ep and mp have W/8 groups; cp, pp, ep and embedding have W
+// (p = c = e = 1); dp, dp_cp and edp have 8; tp_dp_cp has 1.
+TEST(GroupsReportTest, StreamsALargeWorldInBoundedPieces) {
+  config::ParallelSizes sizes;
+  sizes.world_size = int64_t{1} << 18;
+  sizes.tensor = 8;
+  const int64_t w = sizes.world_size;
+  PieceStats text;
+  StreamGroupsText(config::RankMapping(sizes), std::nullopt,
+                   [&](std::string_view piece) { text.Add(piece); });
+  EXPECT_EQ(text.num_lines, 2 + 13 + 5 * (w / 8) + 4 * w + 3 * 8 + 1);
+  EXPECT_GT(text.total_bytes, int64_t{20} << 20);
+  EXPECT_GT(text.num_pieces, 100);
+  EXPECT_LE(text.largest_piece_bytes, std::size_t{128} << 10);
+  EXPECT_EQ(text.last, '\n');
+  PieceStats json;
+  StreamGroupsJson(config::RankMapping(sizes), std::nullopt,
+                   [&](std::string_view piece) { json.Add(piece); });
+  EXPECT_GT(json.num_pieces, 100);
+  EXPECT_LE(json.largest_piece_bytes, std::size_t{128} << 10);
+  EXPECT_EQ(json.last, '\n');
 }
 
 }  // namespace

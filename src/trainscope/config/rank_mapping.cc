@@ -282,6 +282,38 @@ std::vector<std::vector<int64_t>> RankMapping::AllGroups(GroupKind kind) const {
   return MaskedOrthogonalRankGroups(grid.sizes, grid.mask);
 }
 
+GroupEnumerator RankMapping::Groups(GroupKind kind) const {
+  const bool embedding = kind == GroupKind::kEmbedding;
+  const MaskedGrid grid = MaskedGridFor(sizes_, embedding ? GroupKind::kPp : kind);
+  TRAINSCOPE_CHECK(grid.sizes.size() <= GroupEnumerator::kMaxAxes, "a rank grid has 4 axes");
+  const std::vector<int64_t> strides = Strides(grid.sizes);
+  GroupEnumerator groups;
+  for (std::size_t i = 0; i < grid.sizes.size(); ++i) {
+    const GroupEnumerator::Axis axis{.size = grid.sizes[i], .stride = strides[i]};
+    if (grid.mask[i]) {
+      groups.masked_[groups.num_masked_++] = axis;
+    } else {
+      groups.unmasked_[groups.num_unmasked_++] = axis;
+    }
+  }
+  const int64_t span = MaskedProduct(grid.sizes, grid.mask);
+  groups.num_groups_ = strides.back() / span;
+  groups.group_size_ = embedding ? GroupSize(kind) : span;
+  groups.ends_only_ = embedding;
+  return groups;
+}
+
+int64_t GroupEnumerator::Base(int64_t group) const {
+  TRAINSCOPE_CHECK(group >= 0 && group < num_groups_, "group index outside the kind's groups");
+  int64_t rest = group;
+  int64_t base = 0;
+  for (int i = 0; i < num_unmasked_; ++i) {
+    base += (rest % unmasked_[i].size) * unmasked_[i].stride;
+    rest /= unmasked_[i].size;
+  }
+  return base;
+}
+
 int64_t RankMapping::GroupSize(GroupKind kind) const {
   if (kind == GroupKind::kEmbedding) return sizes_.pipeline > 1 ? 2 : 1;
   const MaskedGrid grid = MaskedGridFor(sizes_, kind);

@@ -6,6 +6,7 @@
 #ifndef TRAINSCOPE_CONFIG_RANK_MAPPING_H_
 #define TRAINSCOPE_CONFIG_RANK_MAPPING_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +40,39 @@ struct RankCoordinates {
   friend bool operator==(const RankCoordinates&, const RankCoordinates&) = default;
 };
 
+// The groups of one kind, visited rank by rank without building any list: a listing of a
+// 10^7-rank world then needs memory independent of its size. Groups and members come in the
+// order of RankMapping::AllGroups(kind). A small value, obtained from RankMapping::Groups.
+class GroupEnumerator {
+ public:
+  [[nodiscard]] int64_t num_groups() const { return num_groups_; }
+  [[nodiscard]] int64_t group_size() const { return group_size_; }
+  // Calls visit(rank) for each member of group `group`, in group order.
+  // Precondition: 0 <= group < num_groups() (checked).
+  template <typename Visit>
+  void ForEachMember(int64_t group, Visit&& visit) const;
+
+ private:
+  friend class RankMapping;
+  static constexpr int kMaxAxes = 4;
+  // An axis of the masked grid: its size and rank stride.
+  struct Axis {
+    int64_t size = 1;
+    int64_t stride = 1;
+  };
+  // The rank of the group's first member (group index in mixed radix over the unmasked axes).
+  [[nodiscard]] int64_t Base(int64_t group) const;
+
+  std::array<Axis, kMaxAxes> masked_{};
+  std::array<Axis, kMaxAxes> unmasked_{};
+  int num_masked_ = 0;
+  int num_unmasked_ = 0;
+  int64_t num_groups_ = 0;
+  int64_t group_size_ = 0;
+  // Embedding groups: only the first and last member of each pipeline group.
+  bool ends_only_ = false;
+};
+
 class RankMapping {
  public:
   // Precondition: the sizes passed Validate() (C1, C2).
@@ -55,12 +89,37 @@ class RankMapping {
   [[nodiscard]] std::optional<int64_t> GroupIndexOf(GroupKind kind, int64_t rank) const;
   // Every group of `kind`, in Megatron's creation order.
   [[nodiscard]] std::vector<std::vector<int64_t>> AllGroups(GroupKind kind) const;
+  // The groups of `kind` as an enumerator: the same groups as AllGroups(kind), none built.
+  [[nodiscard]] GroupEnumerator Groups(GroupKind kind) const;
   [[nodiscard]] int64_t GroupSize(GroupKind kind) const;
   [[nodiscard]] const ParallelSizes& sizes() const { return sizes_; }
 
  private:
   ParallelSizes sizes_;
 };
+
+template <typename Visit>
+void GroupEnumerator::ForEachMember(int64_t group, Visit&& visit) const {
+  const int64_t base = Base(group);
+  if (ends_only_) {
+    const Axis& pipeline = masked_[0];
+    visit(base);
+    if (pipeline.size > 1) visit(base + (pipeline.size - 1) * pipeline.stride);
+    return;
+  }
+  // An odometer over the masked axes, first masked axis fastest.
+  std::array<int64_t, kMaxAxes> digits{};
+  int64_t rank = base;
+  for (int64_t j = 0; j < group_size_; ++j) {
+    visit(rank);
+    for (int i = 0; i < num_masked_; ++i) {
+      rank += masked_[i].stride;
+      if (++digits[i] < masked_[i].size) break;
+      rank -= masked_[i].size * masked_[i].stride;
+      digits[i] = 0;
+    }
+  }
+}
 
 // generate_masked_orthogonal_rank_groups (parallel_state.py): ranks 0..prod(dim_sizes)-1 are laid
 // out over a grid whose axis i has dim_sizes[i] entries, axis 0 fastest. A group is the set of

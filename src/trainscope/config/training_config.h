@@ -60,6 +60,14 @@ struct BatchConfig {
   int64_t vision_tokens_per_sample = 0;
   // G, micro-batches grouped per virtual stage in the interleaved schedule; unset = p.
   std::optional<int64_t> microbatch_group_size_per_vp_stage;
+  // slime's dynamic batching (--use-dynamic-batch-size --max-tokens-per-gpu N): each step's
+  // global_batch_size samples are packed into micro-batches of at most N·c tokens and dealt to
+  // the data-parallel ranks (cost/dynamic_batching.h); micro_batch_size is then 1 and seq_length
+  // the length of every sample when no length distribution is given. Unset = static batching.
+  std::optional<int64_t> max_tokens_per_gpu;
+  // slime pads each packed micro-batch to a multiple of t times this
+  // (--data-pad-size-multiplier, slime/utils/arguments.py default 128).
+  int64_t data_pad_size_multiplier = 128;
   friend bool operator==(const BatchConfig&, const BatchConfig&) = default;
 };
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <random>
+#include <utility>
 
 #include "trainscope/error.h"
 
@@ -71,7 +73,41 @@ void CheckHistogram(const SequenceLengthHistogram& histogram) {
   TRAINSCOPE_CHECK(total > 0, "histogram needs a positive total count");
 }
 
+// The histogram's lengths, shortest first, each with its whole number of samples out of
+// `total` (Apportion over the lengths in that order, so ties go to the shorter length).
+std::vector<std::pair<int64_t, int64_t>> ApportionByLength(const SequenceLengthHistogram& histogram,
+                                                           int64_t total) {
+  std::vector<size_t> by_length(histogram.lengths.size());
+  std::iota(by_length.begin(), by_length.end(), size_t{0});
+  std::stable_sort(by_length.begin(), by_length.end(),
+                   [&](size_t a, size_t b) { return histogram.lengths[a] < histogram.lengths[b]; });
+  std::vector<double> sorted_counts;
+  for (const size_t i : by_length) sorted_counts.push_back(histogram.counts[i]);
+  const std::vector<int64_t> copies = Apportion(sorted_counts, total);
+  std::vector<std::pair<int64_t, int64_t>> apportioned;
+  for (size_t j = 0; j < by_length.size(); ++j) {
+    apportioned.emplace_back(histogram.lengths[by_length[j]], copies[j]);
+  }
+  return apportioned;
+}
+
 }  // namespace
+
+std::vector<int64_t> DrawSampleLengths(const SequenceLengthHistogram& histogram,
+                                       int64_t num_samples) {
+  CheckHistogram(histogram);
+  TRAINSCOPE_CHECK(num_samples >= 1, "at least one sample must be drawn");
+  std::vector<int64_t> lengths;
+  lengths.reserve(static_cast<size_t>(num_samples));
+  for (const auto& [length, copies] : ApportionByLength(histogram, num_samples)) {
+    lengths.insert(lengths.end(), copies, length);
+  }
+  std::mt19937_64 random(kSampleOrderSeed);
+  for (size_t i = lengths.size(); i > 1; --i) {
+    std::swap(lengths[i - 1], lengths[random() % i]);
+  }
+  return lengths;
+}
 
 int64_t FirstFitDecreasingBins(std::vector<int64_t> item_sizes, int64_t capacity) {
   TRAINSCOPE_CHECK(capacity >= 1, "bin capacity must be >= 1");
@@ -114,19 +150,12 @@ SequencePacking PackSequences(const SequenceLengthHistogram& histogram, int64_t 
 
   // THD fill: first-fit decreasing of a representative sample, shortest lengths first so that
   // apportioning ties go to the shorter length.
-  std::vector<size_t> by_length(histogram.lengths.size());
-  std::iota(by_length.begin(), by_length.end(), size_t{0});
-  std::stable_sort(by_length.begin(), by_length.end(),
-                   [&](size_t a, size_t b) { return histogram.lengths[a] < histogram.lengths[b]; });
-  std::vector<double> sorted_counts;
-  for (const size_t i : by_length) sorted_counts.push_back(histogram.counts[i]);
-  const std::vector<int64_t> copies = Apportion(sorted_counts, kRepresentativeSamples);
   std::vector<int64_t> items;
   double packed_tokens = 0;
-  for (size_t j = 0; j < by_length.size(); ++j) {
-    const int64_t used = std::min(histogram.lengths[by_length[j]], seq_length);
-    items.insert(items.end(), copies[j], used);
-    packed_tokens += static_cast<double>(copies[j]) * static_cast<double>(used);
+  for (const auto& [length, copies] : ApportionByLength(histogram, kRepresentativeSamples)) {
+    const int64_t used = std::min(length, seq_length);
+    items.insert(items.end(), copies, used);
+    packed_tokens += static_cast<double>(copies) * static_cast<double>(used);
   }
   const int64_t capacity = micro_batch_size * seq_length;
   const double bins = static_cast<double>(FirstFitDecreasingBins(std::move(items), capacity));

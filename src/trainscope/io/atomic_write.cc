@@ -94,41 +94,59 @@ int WriteAll(int fd, std::string_view content) {
   return 0;
 }
 
-// Writes `content` to `temp_path`; on failure removes it and throws IoError naming `path`.
-void WriteTemp(const std::string& path, const std::string& temp_path, std::string_view content) {
-  std::FILE* file = std::fopen(temp_path.c_str(), "wb");
-  if (file == nullptr) Fail(path, "cannot create output file", errno);
-  const bool written = std::fwrite(content.data(), 1, content.size(), file) == content.size();
-  const bool flushed = std::fflush(file) == 0;
-  const bool closed = std::fclose(file) == 0;
-  if (!written || !flushed || !closed) {
+// Writes the bytes of `file` to `temp_path`; on failure (or when its renderer throws) removes
+// the temporary and throws (IoError naming `path` for a write failure).
+void WriteTemp(const std::string& path, const std::string& temp_path, const OutputFile& file) {
+  std::FILE* stream = std::fopen(temp_path.c_str(), "wb");
+  if (stream == nullptr) Fail(path, "cannot create output file", errno);
+  try {
+    StreamContent(file, [&](std::string_view piece) {
+      if (std::fwrite(piece.data(), 1, piece.size(), stream) != piece.size()) {
+        Fail(path, "cannot write output file", errno);
+      }
+    });
+  } catch (...) {
+    std::fclose(stream);
+    std::remove(temp_path.c_str());
+    throw;
+  }
+  const bool flushed = std::fflush(stream) == 0;
+  const bool closed = std::fclose(stream) == 0;
+  if (!flushed || !closed) {
     const int error = errno;
     std::remove(temp_path.c_str());
     Fail(path, "cannot write output file", error);
   }
 }
 
-// Writes `content` into an existing character device or FIFO. A FIFO without a reader fails
-// at once (ENXIO) instead of blocking.
-void WriteDirect(const Destination& destination, std::string_view content) {
+// Writes the bytes of `file` into an existing character device or FIFO. A FIFO without a
+// reader fails at once (ENXIO) instead of blocking.
+void WriteDirect(const Destination& destination, const OutputFile& file) {
   const int fd = ::open(destination.target.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) Fail(destination.path, "cannot open output", errno);
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  const int error = WriteAll(fd, content);
-  const bool closed = ::close(fd) == 0;
-  if (error != 0) Fail(destination.path, "cannot write output", error);
-  if (!closed) Fail(destination.path, "cannot write output", errno);
-}
-
-// The bytes of `file`: its content, or what its renderer produces now.
-std::string_view ContentOf(const OutputFile& file, std::string& rendered) {
-  if (!file.render) return file.content;
-  rendered = file.render();
-  return rendered;
+  try {
+    StreamContent(file, [&](std::string_view piece) {
+      const int error = WriteAll(fd, piece);
+      if (error != 0) Fail(destination.path, "cannot write output", error);
+    });
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) Fail(destination.path, "cannot write output", errno);
 }
 
 }  // namespace
+
+void StreamContent(const OutputFile& file, const ByteSink& sink) {
+  if (file.render) {
+    file.render(sink);
+  } else {
+    sink(file.content);
+  }
+}
 
 void WriteFileAtomically(const std::string& path, std::string_view content) {
   WriteFilesAtomically({OutputFile{.path = path, .content = std::string(content)}});
@@ -142,13 +160,11 @@ void WriteFilesAtomically(const std::vector<OutputFile>& files) {
     for (size_t i = 0; i < files.size(); ++i) {
       if (destinations[i].mode != Mode::kReplace) continue;
       temps[i] = TempPathFor(destinations[i].target);
-      std::string rendered;
-      WriteTemp(files[i].path, temps[i], ContentOf(files[i], rendered));
+      WriteTemp(files[i].path, temps[i], files[i]);
     }
     for (size_t i = 0; i < files.size(); ++i) {
       if (destinations[i].mode != Mode::kDirect) continue;
-      std::string rendered;
-      WriteDirect(destinations[i], ContentOf(files[i], rendered));
+      WriteDirect(destinations[i], files[i]);
     }
   } catch (...) {
     for (const std::string& temp : temps) {

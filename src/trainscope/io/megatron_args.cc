@@ -239,6 +239,57 @@ void ApplyFixes(const std::vector<FlagSpec>& specs, CliRequest& request) {
   }
 }
 
+// The most samples one step may pack: dynamic batching holds every sample's length.
+constexpr int64_t kMaxDynamicBatchSamples = 10'000'000;
+
+// Lists `flag` as ignored once, however often the flags are applied.
+void NoteIgnored(CliRequest& request, std::string_view flag) {
+  std::vector<std::string>& ignored = request.ignored_flags;
+  if (std::find(ignored.begin(), ignored.end(), flag) == ignored.end()) ignored.emplace_back(flag);
+}
+
+// Applies slime's dynamic-batching flags to the training batch; see ParseCommandLine.
+void ApplyDynamicBatching(CliRequest& request) {
+  const DynamicBatchFlags& flags = request.dynamic_batch;
+  config::BatchConfig& batch = request.training.batch;
+  if (!flags.enabled) {
+    if (flags.max_tokens_per_gpu) NoteIgnored(request, "--max-tokens-per-gpu");
+    if (flags.data_pad_size_multiplier) NoteIgnored(request, "--data-pad-size-multiplier");
+    return;
+  }
+  if (!flags.max_tokens_per_gpu) {
+    throw InputError("--use-dynamic-batch-size: needs --max-tokens-per-gpu N (slime asserts it)");
+  }
+  if (request.training.framework.framework != config::Framework::kSlime) {
+    throw InputError(fmt::format(
+        "--use-dynamic-batch-size: slime's dynamic batching needs --framework slime (got {})",
+        config::ToString(request.training.framework.framework)));
+  }
+  if (request.training.sequence_layout == config::SequenceLayout::kBshd) {
+    throw InputError(
+        "--sequence-layout bshd: slime packs each dynamic micro-batch into one THD sequence "
+        "(drop it or use thd)");
+  }
+  if (batch.vision_tokens_per_sample > 0) {
+    throw InputError(
+        "--vision-tokens-per-sample: not modelled with --use-dynamic-batch-size (a micro-batch "
+        "holds a varying number of samples)");
+  }
+  if (batch.global_batch_size.value_or(0) > kMaxDynamicBatchSamples) {
+    throw InputError(fmt::format(
+        "--global-batch-size: dynamic batching packs every sample of the step, at most {} (got {})",
+        kMaxDynamicBatchSamples, *batch.global_batch_size));
+  }
+  const auto& given = request.given_flags;
+  if (std::find(given.begin(), given.end(), "--micro-batch-size") != given.end()) {
+    NoteIgnored(request, "--micro-batch-size");
+  }
+  batch.micro_batch_size = 1;
+  batch.max_tokens_per_gpu = flags.max_tokens_per_gpu;
+  batch.data_pad_size_multiplier =
+      flags.data_pad_size_multiplier.value_or(config::BatchConfig{}.data_pad_size_multiplier);
+}
+
 }  // namespace
 
 CliRequest ParseCommandLine(std::span<const std::string> args,
@@ -250,6 +301,7 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
   ParseFlags(args.subspan(1), accepted, specs, request);
   ApplyFixes(specs, request);
   request.training = config::WithFrameworkDefaults(std::move(request.training));
+  ApplyDynamicBatching(request);
   CheckGridAndDefaultWorldSize(request);
   return request;
 }
@@ -258,6 +310,7 @@ void ApplyTrainingFlags(std::span<const std::string> tokens, CliRequest& request
   constexpr FlagGroup kTrainingOnly[] = {FlagGroup::kTraining};
   ParseFlags(tokens, kTrainingOnly, AllFlags(), request);
   request.training = config::WithFrameworkDefaults(std::move(request.training));
+  ApplyDynamicBatching(request);
 }
 
 std::string FlagHelp(FlagGroup group) {

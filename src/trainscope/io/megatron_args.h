@@ -120,6 +120,14 @@ struct WeightSyncFlags {
   cost::RolloutDtype dtype = cost::RolloutDtype::kBf16;        // --rollout-dtype
 };
 
+// slime's dynamic-batching flags as given (kTraining); ParseCommandLine applies them to
+// training.batch (see there).
+struct DynamicBatchFlags {
+  bool enabled = false;                             // --use-dynamic-batch-size
+  std::optional<int64_t> max_tokens_per_gpu;        // --max-tokens-per-gpu
+  std::optional<int64_t> data_pad_size_multiplier;  // --data-pad-size-multiplier
+};
+
 // RL-step flags (kRl), spelled as slime's launch arguments where slime has them.
 struct RlFlags {
   std::optional<int64_t> rollout_batch_size;  // --rollout-batch-size (prompts)
@@ -156,6 +164,7 @@ struct CliRequest {
   SimulateFlags simulate;
   PlanFlags plan;
   WeightSyncFlags weight_sync;
+  DynamicBatchFlags dynamic_batch;
   RlFlags rl;
   // First names of the Megatron parallel and training flags given (directly or by --fix), in
   // order: the dimensions `plan` keeps fixed.
@@ -168,6 +177,10 @@ struct CliRequest {
 // command), missing or malformed values and out-of-range sizes. When --num-gpus is absent the
 // world size is the smallest that fits both grids: lcm(t·c·p·d, u·e·p) with d = --dp or 1.
 // The framework profile's defaults (config::WithFrameworkDefaults) fill unset values first.
+// slime's dynamic batching (slime/utils/arguments.py): --use-dynamic-batch-size needs
+// --max-tokens-per-gpu and --framework slime, and lists a given --micro-batch-size as ignored
+// (b = 1); without it --max-tokens-per-gpu and --data-pad-size-multiplier are listed as
+// ignored, as slime reads neither then. Violations are InputError naming the flag.
 [[nodiscard]] CliRequest ParseCommandLine(std::span<const std::string> args,
                                           std::span<const FlagGroup> accepted = kAllFlagGroups);
 

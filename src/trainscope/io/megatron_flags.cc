@@ -394,6 +394,14 @@ std::vector<FlagSpec> TrainingFlags() {
       Switch({"--overlap-cpu-optimizer-d2h-h2d"}, true,
              [](R& r) -> bool& { return r.training.optimizer.overlap_d2h_h2d; }),
       Switch({"--forward-only"}, false, [](R& r) -> bool& { return r.training.forward_only; }),
+      Switch({"--use-dynamic-batch-size"}, true,
+             [](R& r) -> bool& { return r.dynamic_batch.enabled; }),
+      OptionalCount(
+          {"--max-tokens-per-gpu"}, kMaxSeqLength,
+          [](R& r) -> std::optional<int64_t>& { return r.dynamic_batch.max_tokens_per_gpu; }),
+      OptionalCount(
+          {"--data-pad-size-multiplier"}, kMaxSeqLength,
+          [](R& r) -> std::optional<int64_t>& { return r.dynamic_batch.data_pad_size_multiplier; }),
       Choice({"--framework"}, config::kFrameworkNames,
              [](R& r) -> config::Framework& { return r.training.framework.framework; }),
       Choice({"--megatron-bridge"}, config::kBridgeVersionNames,
@@ -1051,6 +1059,13 @@ constexpr FlagDoc kFlagDocs[] = {
      "overlap grad D2H, CPU step and param H2D per parameter"},
     {"--forward-only", FlagGroup::kTraining, "",
      "eval-mode forward pass (log-probs): no recompute, grads, grad sync or optimizer"},
+    {"--use-dynamic-batch-size", FlagGroup::kTraining, "",
+     "slime's dynamic batching: pack each step's samples by --max-tokens-per-gpu (ignores "
+     "--micro-batch-size; needs --framework slime)"},
+    {"--max-tokens-per-gpu", FlagGroup::kTraining, "N",
+     "dynamic batching's token budget per GPU; a micro-batch holds at most N·c tokens, <= 1e8"},
+    {"--data-pad-size-multiplier", FlagGroup::kTraining, "N",
+     "slime pads each packed micro-batch to a multiple of t·N tokens (default 128)"},
     {"--framework", FlagGroup::kTraining, "megatron-core|megatron-bridge|areal|slime|verl",
      "framework profile: its rules, defaults and GDN implementation (default megatron-core)"},
     {"--megatron-bridge", FlagGroup::kTraining, "0.4|0.5|0.6",

@@ -1,14 +1,17 @@
-// Renders the process groups of a RankMapping as text or JSON. Both renderers append directly to
-// one reserved string: a million-rank world prints hundreds of megabytes, so no per-group JSON
-// values or temporary lines are built.
+// Renders the process groups of a RankMapping as text or JSON. Both renderers append to one
+// buffer that is handed to the sink in pieces, and visit groups rank by rank: a 10^7-rank world
+// prints gigabytes, so no group list, per-group JSON value or whole report is ever built.
 #include "trainscope/report/groups_report.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,15 +44,49 @@ void CheckRank(const RankMapping& mapping, std::optional<int64_t> rank) {
                    "report rank outside the world");
 }
 
-// Bytes the whole-world listing takes at most: every rank of every kind printed with the
-// widest rank's digits and a separator, plus a line head per group. Reserving it up front
-// avoids the copies of a growing string (untouched reserved pages cost no memory).
-std::size_t AllGroupsBytes(const RankMapping& mapping) {
-  const int64_t world = mapping.sizes().world_size;
-  const std::size_t digits = fmt::formatted_size("{}", world);
-  const std::size_t kinds = config::AllGroupKinds().size();
-  return kinds * static_cast<std::size_t>(world) * (digits + 1 + 24) + 4096;
-}
+// Collects report bytes in a fixed buffer and hands them to the sink in pieces of about
+// kPieceBytes, so the rendering holds one piece however large the report. Integers are
+// formatted in place: a 10^7-rank listing appends 10^8 of them. Finish() must be called at the
+// end.
+class PieceWriter {
+ public:
+  explicit PieceWriter(const ByteSink& sink) : sink_(sink), buffer_(kPieceBytes + kSlackBytes) {}
+  void Append(std::string_view bytes) {
+    if (used_ + bytes.size() > buffer_.size()) Flush();
+    if (bytes.size() > buffer_.size()) {
+      sink_(bytes);
+      return;
+    }
+    std::copy(bytes.begin(), bytes.end(), buffer_.begin() + static_cast<std::ptrdiff_t>(used_));
+    used_ += bytes.size();
+  }
+  void Append(char c) {
+    if (used_ == buffer_.size()) Flush();
+    buffer_[used_++] = c;
+  }
+  void AppendInteger(int64_t value) {
+    if (used_ + kSlackBytes > buffer_.size()) Flush();
+    char* const begin = buffer_.data() + used_;
+    used_ += static_cast<std::size_t>(fmt::format_to(begin, FMT_COMPILE("{}"), value) - begin);
+  }
+  // Passes the buffer on once it holds a full piece.
+  void MaybeFlush() {
+    if (used_ >= kPieceBytes) Flush();
+  }
+  void Finish() { Flush(); }
+
+ private:
+  static constexpr std::size_t kPieceBytes = std::size_t{64} << 10;
+  static constexpr std::size_t kSlackBytes = 32;  // more than any int64_t's digits and sign
+  void Flush() {
+    if (used_ > 0) sink_(std::string_view(buffer_.data(), used_));
+    used_ = 0;
+  }
+
+  const ByteSink& sink_;
+  std::vector<char> buffer_;
+  std::size_t used_ = 0;
+};
 
 void AppendNamedValues(const NamedValues& values, std::string& out) {
   bool first = true;
@@ -76,14 +113,25 @@ void AppendTextHeader(const RankMapping& mapping, std::string& out) {
   out += '\n';
 }
 
-void AppendTextAllGroups(const RankMapping& mapping, std::string& out) {
+// Every group of every kind, one line each, flushed member by member (a group can hold the
+// whole world).
+void AppendTextAllGroups(const RankMapping& mapping, PieceWriter& writer) {
   for (const GroupKind kind : config::AllGroupKinds()) {
     const std::string name = config::ToString(kind);
-    const std::vector<std::vector<int64_t>> groups = mapping.AllGroups(kind);
-    fmt::format_to(std::back_inserter(out), "{}: {} groups of {}\n", name, groups.size(),
-                   mapping.GroupSize(kind));
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      AppendGroupLine(name, static_cast<int64_t>(i), groups[i], out);
+    const std::string head = name + "[";  // "<kind>[<index>]:"
+    const config::GroupEnumerator groups = mapping.Groups(kind);
+    writer.Append(
+        fmt::format("{}: {} groups of {}\n", name, groups.num_groups(), groups.group_size()));
+    for (int64_t g = 0; g < groups.num_groups(); ++g) {
+      writer.Append(head);
+      writer.AppendInteger(g);
+      writer.Append("]:");
+      groups.ForEachMember(g, [&](int64_t member) {
+        writer.Append(' ');
+        writer.AppendInteger(member);
+        writer.MaybeFlush();
+      });
+      writer.Append('\n');
     }
   }
 }
@@ -139,66 +187,90 @@ void AppendRankList(const std::vector<int64_t>& ranks, std::string& out) {
   out += ']';
 }
 
+// Every group of `kind` as a compact list of rank lists, flushed member by member.
+void AppendJsonAllGroups(const RankMapping& mapping, GroupKind kind, PieceWriter& writer) {
+  const config::GroupEnumerator groups = mapping.Groups(kind);
+  writer.Append('[');
+  for (int64_t g = 0; g < groups.num_groups(); ++g) {
+    writer.Append(g > 0 ? ",[" : "[");
+    bool first = true;
+    groups.ForEachMember(g, [&](int64_t member) {
+      if (!first) writer.Append(',');
+      first = false;
+      writer.AppendInteger(member);
+      writer.MaybeFlush();
+    });
+    writer.Append(']');
+  }
+  writer.Append(']');
+}
+
 // "groups": each kind on one line, its value compact: a rank list (one rank) or a list of them.
-void AppendJsonGroups(const RankMapping& mapping, std::optional<int64_t> rank, std::string& out) {
-  out += '{';
+void AppendJsonGroups(const RankMapping& mapping, std::optional<int64_t> rank,
+                      PieceWriter& writer) {
+  writer.Append('{');
   bool first = true;
   for (const GroupKind kind : config::AllGroupKinds()) {
-    AppendKey(config::ToString(kind), 2, first, out);
-    if (rank.has_value()) {
-      AppendRankList(mapping.GroupOf(kind, *rank), out);
-      continue;
-    }
-    const std::vector<std::vector<int64_t>> groups = mapping.AllGroups(kind);
-    out += '[';
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      if (i > 0) out += ',';
-      AppendRankList(groups[i], out);
-    }
-    out += ']';
+    std::string member;
+    AppendKey(config::ToString(kind), 2, first, member);
+    if (rank.has_value()) AppendRankList(mapping.GroupOf(kind, *rank), member);
+    writer.Append(member);
+    if (!rank.has_value()) AppendJsonAllGroups(mapping, kind, writer);
   }
-  out += first ? "}" : "\n  }";
+  writer.Append(first ? "}" : "\n  }");
 }
 
 }  // namespace
 
-std::string RenderGroupsText(const RankMapping& mapping, std::optional<int64_t> rank) {
+void StreamGroupsText(const RankMapping& mapping, std::optional<int64_t> rank,
+                      const ByteSink& sink) {
   CheckRank(mapping, rank);
-  std::string out;
+  PieceWriter writer(sink);
+  std::string head;
+  AppendTextHeader(mapping, head);
+  if (rank.has_value()) AppendTextGroupsOfRank(mapping, *rank, head);
+  writer.Append(head);
+  if (!rank.has_value()) AppendTextAllGroups(mapping, writer);
+  writer.Finish();
+}
+
+void StreamGroupsJson(const RankMapping& mapping, std::optional<int64_t> rank,
+                      const ByteSink& sink) {
+  CheckRank(mapping, rank);
+  const config::ParallelSizes& sizes = mapping.sizes();
+  std::string head;
+  bool first = true;
+  head += '{';
+  AppendKey("world_size", 1, first, head);
+  fmt::format_to(std::back_inserter(head), "{}", sizes.world_size);
+  AppendKey("order", 1, first, head);
+  head += JsonString(config::ToString(sizes.order));
+  AppendKey("sizes", 1, first, head);
+  AppendJsonObject(SizeEntries(sizes), 2, head);
   if (rank.has_value()) {
-    AppendTextHeader(mapping, out);
-    AppendTextGroupsOfRank(mapping, *rank, out);
-  } else {
-    out.reserve(AllGroupsBytes(mapping));
-    AppendTextHeader(mapping, out);
-    AppendTextAllGroups(mapping, out);
+    AppendKey("rank", 1, first, head);
+    fmt::format_to(std::back_inserter(head), "{}", *rank);
+    AppendKey("coordinates", 1, first, head);
+    AppendJsonObject(CoordinateEntries(mapping.Coordinates(*rank)), 2, head);
   }
-  return out;
+  AppendKey("groups", 1, first, head);
+  PieceWriter writer(sink);
+  writer.Append(head);
+  AppendJsonGroups(mapping, rank, writer);
+  writer.Append("\n}\n");
+  writer.Finish();
+}
+
+std::string RenderGroupsText(const RankMapping& mapping, std::optional<int64_t> rank) {
+  std::string text;
+  StreamGroupsText(mapping, rank, [&text](std::string_view piece) { text += piece; });
+  return text;
 }
 
 std::string RenderGroupsJson(const RankMapping& mapping, std::optional<int64_t> rank) {
-  CheckRank(mapping, rank);
-  const config::ParallelSizes& sizes = mapping.sizes();
-  std::string out;
-  if (!rank.has_value()) out.reserve(AllGroupsBytes(mapping));
-  bool first = true;
-  out += '{';
-  AppendKey("world_size", 1, first, out);
-  fmt::format_to(std::back_inserter(out), "{}", sizes.world_size);
-  AppendKey("order", 1, first, out);
-  out += JsonString(config::ToString(sizes.order));
-  AppendKey("sizes", 1, first, out);
-  AppendJsonObject(SizeEntries(sizes), 2, out);
-  if (rank.has_value()) {
-    AppendKey("rank", 1, first, out);
-    fmt::format_to(std::back_inserter(out), "{}", *rank);
-    AppendKey("coordinates", 1, first, out);
-    AppendJsonObject(CoordinateEntries(mapping.Coordinates(*rank)), 2, out);
-  }
-  AppendKey("groups", 1, first, out);
-  AppendJsonGroups(mapping, rank, out);
-  out += "\n}\n";
-  return out;
+  std::string text;
+  StreamGroupsJson(mapping, rank, [&text](std::string_view piece) { text += piece; });
+  return text;
 }
 
 }  // namespace trainscope::report

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "trainscope/report/format.h"
 #include "trainscope/units.h"
 
 namespace trainscope::report {
@@ -31,6 +32,16 @@ std::string Bar(const study::RlPhase& phase, double step_seconds) {
                  begin + 1, kTimelineColumns);
   std::fill(bar.begin() + begin, bar.begin() + end, '#');
   return bar;
+}
+
+// The guard's per-pass figures (simulate's comm_guard keys), or null when it is off.
+Json GuardJson(const std::optional<study::CommGuardReport>& guard) {
+  if (!guard) return nullptr;
+  return Json{{"guarded_calls", guard->guarded_calls},
+              {"free_bytes_at_peak", guard->free_bytes_at_peak},
+              {"clear_fraction", guard->clear_fraction},
+              {"clears", guard->clears},
+              {"seconds", guard->seconds}};
 }
 
 }  // namespace
@@ -85,31 +96,85 @@ std::string RenderRlJson(const RlReportInput& input) {
                           {"gpu_memory_bytes", phase.gpu_memory_bytes},
                           {"fits", phase.Fits()}});
   }
-  const Json out{{"model", input.study.model.name},
-                 {"framework", config::ToString(input.study.training.framework.framework)},
-                 {"colocate", o.sync.colocate},
-                 {"async", o.async},
-                 {"num_optimizer_steps", step.num_optimizer_steps},
-                 {"step_seconds", step.step_seconds},
-                 {"samples_per_second", step.samples_per_second},
-                 {"bottleneck", study::ToString(step.bottleneck)},
-                 {"phases", phases},
-                 {"rollout", Json{{"engines", r.num_engines},
-                                  {"requests_per_engine", r.requests_per_engine},
-                                  {"max_running_requests", r.max_running_requests},
-                                  {"waves", r.num_waves},
-                                  {"prefill_seconds", r.prefill_seconds},
-                                  {"decode_seconds", r.decode_seconds},
-                                  {"generated_tokens", r.generated_tokens},
-                                  {"kv_bytes_per_token", r.kv_bytes_per_token},
-                                  {"weight_bytes_per_gpu", r.weight_bytes_per_gpu}}},
-                 {"weight_sync", Json{{"bytes", step.sync.bytes},
-                                      {"num_buckets", step.sync.num_buckets},
-                                      {"gather_seconds", step.sync.gather_seconds},
-                                      {"transfer_seconds", step.sync.transfer_seconds},
-                                      {"overhead_seconds", step.sync.overhead_seconds},
-                                      {"total_seconds", step.sync.total_seconds}}}};
+  Json out{{"model", input.study.model.name},
+           {"framework", config::ToString(input.study.training.framework.framework)},
+           {"colocate", o.sync.colocate},
+           {"async", o.async},
+           {"num_optimizer_steps", step.num_optimizer_steps},
+           {"step_seconds", step.step_seconds},
+           {"samples_per_second", step.samples_per_second},
+           {"bottleneck", study::ToString(step.bottleneck)},
+           {"phases", phases},
+           {"rollout", Json{{"engines", r.num_engines},
+                            {"requests_per_engine", r.requests_per_engine},
+                            {"max_running_requests", r.max_running_requests},
+                            {"waves", r.num_waves},
+                            {"prefill_seconds", r.prefill_seconds},
+                            {"decode_seconds", r.decode_seconds},
+                            {"generated_tokens", r.generated_tokens},
+                            {"kv_bytes_per_token", r.kv_bytes_per_token},
+                            {"weight_bytes_per_gpu", r.weight_bytes_per_gpu}}},
+           {"weight_sync", Json{{"bytes", step.sync.bytes},
+                                {"num_buckets", step.sync.num_buckets},
+                                {"gather_seconds", step.sync.gather_seconds},
+                                {"transfer_seconds", step.sync.transfer_seconds},
+                                {"overhead_seconds", step.sync.overhead_seconds},
+                                {"total_seconds", step.sync.total_seconds}}}};
+  if (step.train.comm_guard) {
+    out["comm_guard"] = Json{{"mode", sim::ToString(step.train.comm_guard->mode)},
+                             {"actor_train_step", GuardJson(step.train.comm_guard)},
+                             {"log_prob_pass", GuardJson(step.forward_only.comm_guard)}};
+  }
   return out.dump(2) + "\n";
+}
+
+namespace {
+
+// Process ids of the trace: the training GPUs, and the rollout engines when they have their own.
+constexpr int kTrainerPid = 1;
+constexpr int kRolloutPid = 2;
+
+}  // namespace
+
+std::string RenderRlTrace(const RlReportInput& input) {
+  const study::RlStep& step = input.step;
+  const bool colocate = input.options.sync.colocate;
+  std::string out = fmt::format(
+      R"({{"displayTimeUnit":"ms","otherData":{{"tool":"trainscope rl","step_time_us":{}}},)",
+      Micros(Nanoseconds(step.step_seconds)));
+  out += "\"traceEvents\":[\n";
+  out += fmt::format(
+      R"j({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"training GPUs ({}){}"}}}})j",
+      kTrainerPid, input.study.training.parallel.world_size, colocate ? ", rollout colocated" : "");
+  if (!colocate) {
+    out += fmt::format(
+        ",\n"
+        R"j({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"rollout GPUs ({})"}}}})j",
+        kRolloutPid, input.options.rollout.engine_gpus);
+  }
+  const auto slice = [&](const std::string& name, int pid, int64_t start_ns, int64_t duration_ns) {
+    out += fmt::format(
+        ",\n"
+        R"({{"ph":"X","name":"{}","cat":"rl","pid":{},"tid":1,"ts":{},"dur":{}}})",
+        name, pid, Micros(start_ns), Micros(duration_ns));
+  };
+  for (const study::RlPhase& phase : step.phases) {
+    const bool rollout_side = phase.kind == study::RlPhaseKind::kRollout && !colocate;
+    const int64_t start = Nanoseconds(phase.start_seconds);
+    const int64_t duration = Nanoseconds(phase.seconds);
+    slice(study::ToString(phase.kind), rollout_side ? kRolloutPid : kTrainerPid, start, duration);
+    if (phase.kind == study::RlPhaseKind::kWeightSync && !colocate) {
+      slice(study::ToString(phase.kind), kRolloutPid, start, duration);  // the engines receive
+    }
+    if (phase.kind == study::RlPhaseKind::kActorTrain && phase.passes > 1) {
+      const int64_t each = duration / phase.passes;
+      for (int64_t i = 0; i < phase.passes; ++i) {
+        slice(fmt::format("optimizer step {}", i + 1), kTrainerPid, start + i * each, each);
+      }
+    }
+  }
+  out += "\n]}\n";
+  return out;
 }
 
 }  // namespace trainscope::report

@@ -21,8 +21,16 @@ struct RlReportInput {
 // gpu_seconds, peak_bytes, gpu_memory_bytes, fits}], rollout{engines, requests_per_engine,
 // max_running_requests, waves, prefill_seconds, decode_seconds, generated_tokens,
 // kv_bytes_per_token, weight_bytes_per_gpu}, weight_sync{bytes, num_buckets, gather_seconds,
-// transfer_seconds, overhead_seconds, total_seconds}.
+// transfer_seconds, overhead_seconds, total_seconds}, and with --comm-memory-guard
+// comm_guard{mode, actor_train_step{...}, log_prob_pass{...}} (guarded_calls,
+// free_bytes_at_peak, clear_fraction, clears, seconds).
 [[nodiscard]] std::string RenderRlJson(const RlReportInput& input);
+
+// The step's timeline as Chrome trace event JSON (Perfetto, chrome://tracing): one process for
+// the training GPUs and one for the rollout engines (one when colocated), an X slice per phase
+// on its timeline, and inside actor_train one slice per optimizer step. Integer-nanosecond
+// times printed as microseconds, so the same step gives the same bytes.
+[[nodiscard]] std::string RenderRlTrace(const RlReportInput& input);
 
 }  // namespace trainscope::report
 

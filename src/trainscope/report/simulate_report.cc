@@ -48,6 +48,36 @@ std::string Percent(double part, double whole) {
   return whole > 0 ? fmt::format("{:5.1f}%", 100 * part / whole) : "    -";
 }
 
+Json DynamicBatchingJson(const study::Study& study, const cost::DynamicBatchStep& d) {
+  return Json{{"max_tokens_per_gpu", *study.training.batch.max_tokens_per_gpu},
+              {"bin_capacity_tokens", d.bin_capacity_tokens},
+              {"num_samples", d.num_samples},
+              {"num_bins", d.num_bins},
+              {"micro_batches_per_rank", d.num_micro_batches_per_rank},
+              {"mean_bin_tokens", d.mean_bin_tokens},
+              {"max_bin_tokens", d.max_bin_tokens},
+              {"fill", d.fill},
+              {"busiest_dp_rank", d.busiest_rank},
+              {"simulated_bin_tokens", d.simulated_bin_tokens},
+              {"memory_bin_tokens", d.memory_bin_tokens},
+              {"attention_flops_fraction", d.attention_flops_fraction},
+              {"sample_lengths", study.sequence_lengths ? "distribution" : "seq_length"}};
+}
+
+std::string DynamicBatchingText(const study::Study& study, const cost::DynamicBatchStep& d) {
+  return fmt::format(
+      "\nDynamic batching (slime, {} tokens/GPU x CP {} = {} tokens per micro-batch; samples: {})\n"
+      "  {} samples, {} real tokens -> {} micro-batches, {} per DP rank\n"
+      "  tokens per micro-batch: mean {:.0f}, max {}; fill {:.1f}% of the budget\n"
+      "  simulated: {} x {} padded tokens (DP rank {}), attention x {:.3f}; memory: {} tokens\n",
+      *study.training.batch.max_tokens_per_gpu, study.training.parallel.context,
+      d.bin_capacity_tokens,
+      study.sequence_lengths ? "--seq-length-distribution" : "each --seq-length long",
+      d.num_samples, d.real_tokens, d.num_bins, d.num_micro_batches_per_rank, d.mean_bin_tokens,
+      d.max_bin_tokens, 100 * d.fill, d.num_micro_batches_per_rank, d.simulated_bin_tokens,
+      d.busiest_rank, d.attention_flops_fraction, d.memory_bin_tokens);
+}
+
 }  // namespace
 
 std::string RenderSimulateJson(const study::Study& study, const study::StudyResult& result) {
@@ -113,6 +143,9 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
              {"gpu_memory_bytes", cluster.gpu.memory_bytes},
              {"fits", Fits(study, result)}}}};
   if (const std::string backend = GdnBackend(study); !backend.empty()) out["gdn_backend"] = backend;
+  if (result.dynamic_batching) {
+    out["dynamic_batching"] = DynamicBatchingJson(study, *result.dynamic_batching);
+  }
   if (result.sequence_packing) {
     const study::SequencePackingResult& s = *result.sequence_packing;
     out["sequence_lengths"] = {
@@ -142,12 +175,15 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
   const config::ClusterSpec& cluster = study.cluster;
   const std::string gdn_backend = GdnBackend(study);
   const config::ParallelSizes& p = study.training.parallel;
+  const std::optional<cost::DynamicBatchStep>& dynamic = result.dynamic_batching;
   std::string out = fmt::format(
       "{} on {} x {} (TP{} PP{} VPP{} CP{} EP{} ETP{} DP{}), {} micro-batches of {} x {} "
-      "tokens\n\n",
+      "tokens{}\n\n",
       study.model.name, p.world_size, study.cluster.gpu.name, p.tensor, p.pipeline,
       p.virtual_stages, p.context, p.expert, p.ExpertTensor(), p.Data(), sim.num_micro_batches,
-      study.training.batch.micro_batch_size, study.training.batch.seq_length);
+      dynamic ? 1 : study.training.batch.micro_batch_size,
+      dynamic ? dynamic->simulated_bin_tokens : study.training.batch.seq_length,
+      dynamic ? " (dynamic batching)" : "");
   out += fmt::format("  step time             {}\n", Ms(m.step_seconds));
   out += fmt::format("  tokens/s/GPU          {:.1f}\n", m.tokens_per_second_per_gpu);
   out += fmt::format("  model TFLOP/s/GPU     {:.1f}  (Megatron FLOPs convention)\n",
@@ -201,6 +237,7 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
                        Ms(s.total_exposed_comm_seconds), Ms(s.bubble_seconds),
                        groups.empty() ? "-" : groups);
   }
+  if (dynamic) out += DynamicBatchingText(study, *dynamic);
   if (result.sequence_packing) {
     const study::SequencePackingResult& s = *result.sequence_packing;
     out += fmt::format(

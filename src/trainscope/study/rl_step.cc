@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "trainscope/error.h"
 
@@ -72,6 +73,30 @@ double Schedule(std::vector<RlPhase>& phases, bool async) {
   return std::max(trainer_clock, rollout_seconds);
 }
 
+// Bins of the sample-length histogram the rollout hands to dynamic batching.
+constexpr int64_t kRolloutLengthBins = 64;
+
+// The lengths of the samples the rollout produces: the prompt plus a response drawn from the
+// rollout's response-length distribution, as a histogram of kRolloutLengthBins equal bins of
+// the response axis (each at its midpoint, weighted by the survival function's drop over it).
+cost::SequenceLengthHistogram RolloutSampleLengths(const cost::RolloutOptions& rollout) {
+  cost::SequenceLengthHistogram histogram;
+  const int64_t bins = std::min(kRolloutLengthBins, rollout.max_response_tokens);
+  const double width = static_cast<double>(rollout.max_response_tokens) / static_cast<double>(bins);
+  for (int64_t i = 0; i < bins; ++i) {
+    const double begin = static_cast<double>(i) * width;
+    const double share =
+        cost::ResponseSurvival(rollout.mean_response_tokens, rollout.max_response_tokens, begin) -
+        cost::ResponseSurvival(rollout.mean_response_tokens, rollout.max_response_tokens,
+                               begin + width);
+    if (share <= 0) continue;
+    histogram.lengths.push_back(rollout.prompt_tokens +
+                                std::max<int64_t>(1, std::llround(begin + width / 2)));
+    histogram.counts.push_back(share);
+  }
+  return histogram;
+}
+
 }  // namespace
 
 std::string ToString(RlPhaseKind kind) { return kPhaseNames.at(static_cast<size_t>(kind)); }
@@ -84,12 +109,18 @@ RlStep RunRlStep(const Study& study, const RlOptions& options) {
   }
   RlStep step;
   step.num_optimizer_steps = NumOptimizerSteps(study, options);
+  // Under dynamic batching the trainer packs the samples the rollout made: prompt + response
+  // lengths, unless a --seq-length-distribution says otherwise.
+  Study trained = study;
+  if (study.training.batch.max_tokens_per_gpu && !study.sequence_lengths) {
+    trained.sequence_lengths = RolloutSampleLengths(options.rollout);
+  }
   const int64_t world = study.training.parallel.world_size;
   const int64_t gpu_memory = study.cluster.gpu.memory_bytes;
 
-  step.train = RunStudy(study);
+  step.train = RunStudy(trained);
   // One eval-mode pass over every rollout sample: a forward-only step over k global batches.
-  Study forward = study;
+  Study forward = trained;
   forward.training.forward_only = true;
   forward.training.batch.global_batch_size =
       study.training.GlobalBatchSize() * step.num_optimizer_steps;

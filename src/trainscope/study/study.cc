@@ -4,6 +4,7 @@
 
 #include "trainscope/error.h"
 #include "trainscope/graph/step_graph.h"
+#include "trainscope/study/dynamic_batches.h"
 #include "trainscope/units.h"
 
 namespace trainscope::study {
@@ -41,6 +42,17 @@ SequencePackingResult PackingWhatIf(const Study& study, const sim::HardwareCostO
           metrics.tokens_per_step * packing.thd_packed_micro_batch_fill / thd_seconds / gpus};
 }
 
+// The token figures of a dynamically batched step counted on its real (unpadded) sample tokens;
+// Megatron's FLOPs stay those of the simulated micro-batches.
+sim::StepMetrics OnRealTokens(sim::StepMetrics metrics, double real_tokens) {
+  const double scale = real_tokens / metrics.tokens_per_step;
+  metrics.tokens_per_step = real_tokens;
+  metrics.tokens_per_second_per_gpu *= scale;
+  metrics.six_n_flops_per_step *= scale;
+  metrics.six_n_mfu *= scale;
+  return metrics;
+}
+
 // The device footprint the guard sees on the busiest stage (the highest memory peak).
 struct GuardFootprint {
   double floor_bytes = 0;  // peak minus activations: what stays allocated
@@ -71,8 +83,9 @@ GuardFootprint GuardFootprintOf(const Study& study) {
 // ops per micro-batch, the gradient sync and optimizer once), so two small graphs give the
 // count for any m without building m micro-batches.
 int64_t GuardedCalls(const Study& study, sim::CommGuardMode mode) {
+  const config::TrainingConfig base = SimulatedTraining(study);
   const auto count = [&](int64_t micro_batches) {
-    config::TrainingConfig training = study.training;
+    config::TrainingConfig training = base;
     training.batch.global_batch_size =
         micro_batches * training.batch.micro_batch_size * training.parallel.Data();
     const graph::StepGraph graph = graph::BuildStepGraph(study.model, training, 0);
@@ -82,12 +95,11 @@ int64_t GuardedCalls(const Study& study, sim::CommGuardMode mode) {
   };
   // The interleaved schedule needs whole micro-batch groups; the per-micro-batch difference is
   // the same between any two counts it accepts.
-  const int64_t unit =
-      study.training.parallel.virtual_stages > 1 ? study.training.MicroBatchGroupSize() : 1;
+  const int64_t unit = base.parallel.virtual_stages > 1 ? base.MicroBatchGroupSize() : 1;
   const int64_t one = count(unit);
   const int64_t two = count(2 * unit);
   const int64_t per_micro_batch_ops = (two - one) / unit;
-  return one + (study.training.NumMicroBatches() - unit) * per_micro_batch_ops;
+  return one + (base.NumMicroBatches() - unit) * per_micro_batch_ops;
 }
 
 }  // namespace
@@ -145,8 +157,9 @@ sim::HardwareCostOptions CostOptions(const Study& study) {
 }
 
 cost::MemoryEstimate EstimateStudyMemory(const Study& study) {
-  cost::MemoryEstimate estimate =
-      cost::EstimateMemory(study.model, study.training, MemoryOverheads(study));
+  const std::optional<DynamicBatches> dynamic = PlanDynamicBatches(study);
+  cost::MemoryEstimate estimate = cost::EstimateMemory(
+      study.model, dynamic ? dynamic->memory : study.training, MemoryOverheads(study));
   // Every rank of a node runs the same stage's optimizer at worst: the largest per-rank host
   // share times the ranks on a node (at most the world size).
   const int64_t ranks_per_node =
@@ -162,16 +175,22 @@ cost::MemoryEstimate EstimateStudyMemory(const Study& study) {
 StudyResult RunStudy(const Study& study) {
   const double peak = study.cluster.gpu.bf16_flops_per_second;
   TRAINSCOPE_CHECK(peak > 0, "RunStudy needs a GPU with a BF16 peak");
-  const sim::HardwareCostOptions options = CostOptions(study);
+  const std::optional<DynamicBatches> dynamic = PlanDynamicBatches(study);
+  sim::HardwareCostOptions options = CostOptions(study);
+  const config::TrainingConfig& training = dynamic ? dynamic->simulated : study.training;
+  if (dynamic) options.attention_scale = dynamic->step.attention_flops_fraction;
   StudyResult result;
   result.moe_load_factor = MoeLoadFactor(study);
-  result.simulation = sim::SimulateStep(
-      study.model, study.training, sim::BindHardwareCosts(study.model, study.training, options),
-      SimulationOptionsOf(study));
+  result.simulation = sim::SimulateStep(study.model, training,
+                                        sim::BindHardwareCosts(study.model, training, options),
+                                        SimulationOptionsOf(study));
   result.metrics =
-      sim::ComputeStepMetrics(study.model, study.training, result.simulation.step_seconds, peak);
+      sim::ComputeStepMetrics(study.model, training, result.simulation.step_seconds, peak);
   result.memory = EstimateStudyMemory(study);
-  if (study.sequence_lengths) {
+  if (dynamic) {
+    result.metrics = OnRealTokens(result.metrics, static_cast<double>(dynamic->step.real_tokens));
+    result.dynamic_batching = dynamic->step;
+  } else if (study.sequence_lengths) {
     result.sequence_packing = PackingWhatIf(study, options, result.metrics);
   }
   result.comm_guard = EstimateCommGuard(study);

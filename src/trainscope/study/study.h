@@ -14,6 +14,7 @@
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/cost/compute_cost.h"
+#include "trainscope/cost/dynamic_batching.h"
 #include "trainscope/cost/memory.h"
 #include "trainscope/cost/moe_routing.h"
 #include "trainscope/cost/sequence_packing.h"
@@ -77,7 +78,10 @@ struct StudyResult {
   sim::StepMetrics metrics;
   cost::MemoryEstimate memory;
   double moe_load_factor = 1;  // tokens on the busiest expert-parallel rank / mean
-  std::optional<SequencePackingResult> sequence_packing;
+  std::optional<SequencePackingResult> sequence_packing;  // static batching only
+  // slime's dynamic batching (study/dynamic_batches.h): the step simulated is its micro-batches
+  // and metrics count its real sample tokens.
+  std::optional<cost::DynamicBatchStep> dynamic_batching;
   std::optional<CommGuardReport> comm_guard;  // set when the guard is on
 };
 
@@ -94,12 +98,13 @@ struct StudyResult {
 // The hardware cost options the simulator binds (cluster, efficiencies, GDN backend, guard).
 [[nodiscard]] sim::HardwareCostOptions CostOptions(const Study& study);
 
-// Per-rank memory of the study's configuration. Precondition: Validate() accepted it.
+// Per-rank memory of the study's configuration (under dynamic batching, of its largest
+// micro-batch). Precondition: Validate() accepted it. Throws InputError as PlanDynamicBatches.
 [[nodiscard]] cost::MemoryEstimate EstimateStudyMemory(const Study& study);
 
 // Simulates the step and derives everything `simulate` reports. Preconditions: Validate()
 // accepted the configuration and the cluster's GPU has a BF16 peak (> 0). Throws nothing for
-// valid input.
+// valid input but InputError when dynamic batching cannot deal the step (PlanDynamicBatches).
 [[nodiscard]] StudyResult RunStudy(const Study& study);
 
 }  // namespace trainscope::study
