@@ -700,6 +700,30 @@ TEST(LayerOpsTest, SwiGluActivationSitsBetweenFc1AndFc2) {
   EXPECT_EQ(IndexOf(bwd, "mlp.activation.backward"), IndexOf(bwd, "mlp.linear_fc2.wgrad") + 1);
 }
 
+// docs/workload.md, MLA forward order: the input norm, both replicated down projections, the
+// latent norms, the up projections, RoPE, the kernel, linear_proj; SP collectives: the RoPE key
+// gather, the two latent gathers and linear_proj's reduce-scatter.
+TEST(LayerOpsTest, MlaForwardRunsInMegatronsOrder) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  const config::TrainingConfig training = Training(2, true);
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  const std::vector<std::string> compute = ComputeNames(fwd);
+  const std::vector<std::string> attention(compute.begin(), compute.begin() + 10);
+  EXPECT_EQ(attention,
+            (std::vector<std::string>{"attention.input_norm", "attention.linear_q_down_proj",
+                                      "attention.linear_kv_down_proj", "attention.q_layernorm",
+                                      "attention.kv_layernorm", "attention.linear_q_up_proj",
+                                      "attention.linear_kv_up_proj", "attention.rope",
+                                      "attention.core", "attention.linear_proj"}));
+  std::vector<std::string> comms;
+  for (const Op& op : CommOps(fwd)) {
+    if (op.role.block == OpBlock::kAttention) comms.push_back(op.name);
+  }
+  EXPECT_EQ(comms, (std::vector<std::string>{
+                       "attention.k_pos_emb.ag", "attention.linear_q_up_proj.ag_input",
+                       "attention.linear_kv_up_proj.ag_input", "attention.linear_proj.rs_output"}));
+}
+
 // docs/workload.md: a Qwen3 dense layer forward has 11 compute ops and 15 in backward.
 TEST(LayerOpsTest, DenseLayerHasElevenForwardComputeOps) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
