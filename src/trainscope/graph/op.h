@@ -36,7 +36,8 @@ enum class OpKind {
   kUnset,
   kGemm,           // dense or grouped GEMM; OpPass tells forward, dgrad or wgrad
   kAttentionCore,  // flash / fused core attention
-  kGdnKernel,      // chunked gated delta rule
+  kGdnKernel,      // chunked gated delta rule (FLA or FlashQLA kernels)
+  kGdnTorchKernel,  // the torch-native chunked delta rule of --deterministic-mode (fp32)
   kNorm,           // RMSNorm and its variants
   kElementwise,    // activations, RoPE, gates, GDN conv1d and gates
   kRouterTopK,     // MoE router softmax + top-k
@@ -154,6 +155,10 @@ struct Op {
   int64_t flops = 0;
   int64_t bytes = 0;  // bytes read + written by the kernel
   GemmShape gemm;     // set for GEMMs (m == 0 otherwise)
+  // Host launches the op issues, in units of one eager PyTorch kernel launch (graph/op_sink.h
+  // sets them per op kind; docs/cost-model.md "Launch and host overhead"). 0 for communication
+  // ops (their host cost is inside their latency) and host-side ops.
+  int64_t num_launches = 0;
 
   // Communication ops.
   Collective collective = Collective::kNone;

@@ -8,6 +8,7 @@
 
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/cost/host_optimizer_cost.h"
+#include "trainscope/cost/launch_overhead.h"
 #include "trainscope/error.h"
 
 namespace trainscope::sim {
@@ -149,6 +150,11 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
                                           shared->gdn_backend);
     if (op.role.kind == graph::OpKind::kAttentionCore) seconds *= shared->attention_scale;
     return seconds;
+  };
+  auto run = std::make_shared<const config::TrainingConfig>(training);
+  costs.host_seconds = [shared, run](const Op& op) {
+    return cost::HostFloorSeconds(op, shared->cluster.gpu, shared->compute,
+                                  cost::CapturedByCudaGraph(op, *run));
   };
   costs.comm_cost = [shared, cache, routing](const Op& op, int64_t rank) {
     const cost::GroupPlacement& placement = cache->Of(op, rank);

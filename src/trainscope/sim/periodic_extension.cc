@@ -33,7 +33,9 @@ Breakdown ExtendBreakdown(const Breakdown& first, const Breakdown& second, doubl
       .optimizer_seconds = Extend(first.optimizer_seconds, second.optimizer_seconds, k),
       .total_compute_seconds = Extend(first.total_compute_seconds, second.total_compute_seconds, k),
       .total_exposed_comm_seconds =
-          Extend(first.total_exposed_comm_seconds, second.total_exposed_comm_seconds, k)};
+          Extend(first.total_exposed_comm_seconds, second.total_exposed_comm_seconds, k),
+      .launch_overhead_seconds =
+          Extend(first.launch_overhead_seconds, second.launch_overhead_seconds, k)};
 }
 
 std::vector<CriticalPathShare> ExtendCriticalPath(const std::vector<CriticalPathShare>& first,
