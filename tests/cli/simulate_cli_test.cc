@@ -100,7 +100,9 @@ TEST(SimulateCliTest, CudaGraphsRemoveTheLaunchOverheadOfWhatTheyCapture) {
   const Json layers = SimulateJson(layout + " --enable-cuda-graph");
   const Json attn = SimulateJson(layout + " --external-cuda-graph --cuda-graph-scope attn");
   const Json full = SimulateJson(layout + " --cuda-graph-impl full_iteration");
-  const auto launch = [](const Json& j) { return j["breakdown"]["launch_overhead_s"].get<double>(); };
+  const auto launch = [](const Json& j) {
+    return j["breakdown"]["launch_overhead_s"].get<double>();
+  };
   EXPECT_GT(launch(eager), 0);
   EXPECT_LT(launch(attn), launch(eager));
   EXPECT_LT(launch(layers), launch(attn));
@@ -126,18 +128,26 @@ TEST(SimulateCliTest, ConflictingCudaGraphFlagsAreRejected) {
   const Outcome unknown = RunCli(std::string("simulate ") + kDense8b + " --cuda-graph-scope mlp2");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("--cuda-graph-scope"));
-  const Outcome preprocess =
-      RunCli(std::string("simulate ") + kDense8b + " --cuda-graph-impl local --cuda-graph-modules moe_preprocess");
+  const Outcome preprocess = RunCli(
+      "simulate --model Qwen/Qwen3-30B-A3B --ep 8 --num-gpus 8 --gbs 16 --seq 4096 "
+      "--moe-token-dispatcher-type alltoall --cuda-graph-impl transformer_engine "
+      "--cuda-graph-modules moe_preprocess");
   EXPECT_EQ(preprocess.exit_code, 2);
   EXPECT_THAT(preprocess.err, HasSubstr("moe_router"));
+  const Outcome dense_moe_scope =
+      RunCli(std::string("simulate ") + kDense8b +
+             " --cuda-graph-impl local --cuda-graph-modules moe_router");
+  EXPECT_EQ(dense_moe_scope.exit_code, 2);
+  EXPECT_THAT(dense_moe_scope.err, HasSubstr("only supported for MoE"));
 }
 
 // --deterministic-mode switches Megatron-Core's Gated DeltaNet to its torch-native chunked delta
 // rule (fp32, a Python loop over chunks): a GDN model gets slower and holds more memory; a model
 // without GDN layers is unchanged.
 TEST(SimulateCliTest, DeterministicModeSlowsAndGrowsOnlyGdnModels) {
-  const std::string gdn = "--model Qwen/Qwen3.5-27B --tp 4 --num-gpus 8 --gbs 8 --seq 4096 "
-                          "--sequence-parallel --micro-batch-size 1";
+  const std::string gdn =
+      "--model Qwen/Qwen3.5-27B --tp 4 --num-gpus 8 --gbs 8 --seq 4096 "
+      "--sequence-parallel --micro-batch-size 1";
   const Json fla = SimulateJson(gdn);
   const Json torch = SimulateJson(gdn + " --deterministic-mode");
   EXPECT_GT(torch["step_time_s"].get<double>(), fla["step_time_s"].get<double>());

@@ -228,7 +228,8 @@ void CheckVision(const ModelConfig& model, const TrainingConfig& training,
 
 // C45: Megatron's CUDA-graph flag assertions (arguments.py:611-641, 1969-1971;
 // cuda_graph_config.py normalize_cuda_graph_modules; enums.py: moe_preprocess needs moe_router).
-void CheckCudaGraph(const TrainingConfig& training, ValidationResult& result) {
+void CheckCudaGraph(const ModelConfig& model, const TrainingConfig& training,
+                    ValidationResult& result) {
   const CudaGraphConfig& g = training.cuda_graph;
   const char* enable = "--enable-cuda-graph";
   const char* external = "--external-cuda-graph";
@@ -260,10 +261,42 @@ void CheckCudaGraph(const TrainingConfig& training, ValidationResult& result) {
              "--cuda-graph-modules must be empty when --cuda-graph-impl=full_iteration",
              "drop the modules");
   }
-  const auto has = [&](CudaGraphModule m) { return std::ranges::find(modules, m) != modules.end(); };
-  if (has(CudaGraphModule::kMoePreprocess) && !has(CudaGraphModule::kMoeRouter)) {
+  const auto has = [&](CudaGraphModule m) {
+    return std::ranges::find(modules, m) != modules.end();
+  };
+  const CudaGraphImpl effective = g.EffectiveImpl();
+  const bool per_layer =
+      effective == CudaGraphImpl::kLocal || effective == CudaGraphImpl::kTransformerEngine;
+  if (!per_layer) return;
+  // transformer_config.py:2798-2848 (the local implementation adds moe_router and
+  // moe_preprocess to each other).
+  if (effective == CudaGraphImpl::kTransformerEngine && has(CudaGraphModule::kMoePreprocess) &&
+      !has(CudaGraphModule::kMoeRouter)) {
     AddError(result, "C45", {"--cuda-graph-modules"},
-             "moe_preprocess must be used together with moe_router", "add moe_router");
+             "moe_preprocess cuda graph is only supported with moe_router cuda graph",
+             "add moe_router");
+  }
+  if (has(CudaGraphModule::kMoe) && has(CudaGraphModule::kMoeRouter)) {
+    AddError(result, "C45", {"--cuda-graph-modules"},
+             "cuda graph modules must not contain both moe and moe_router", "drop one");
+  }
+  const bool moe_scope = has(CudaGraphModule::kMoe) || has(CudaGraphModule::kMoeRouter) ||
+                         has(CudaGraphModule::kMoePreprocess);
+  if (moe_scope && !model.HasMoe()) {
+    AddError(result, "C45", {"--cuda-graph-modules"},
+             "moe cuda graph is only supported for MoE models", "drop moe / moe_router");
+  }
+  if (has(CudaGraphModule::kMoe) && model.HasMoe() &&
+      !(training.moe.capacity_factor && training.moe.pad_expert_input_to_capacity)) {
+    AddError(result, "C45", {"--cuda-graph-modules"},
+             "moe cuda graph is only supported with drop-padding MoE",
+             "add --moe-expert-capacity-factor and --moe-pad-expert-input-to-capacity, or use "
+             "moe_router");
+  }
+  if (training.recompute.granularity == RecomputeGranularity::kFull) {
+    AddError(result, "C45", {"--recompute-granularity"},
+             "full recompute is only supported with full iteration CUDA graph",
+             "use --cuda-graph-impl full_iteration or selective recompute");
   }
 }
 

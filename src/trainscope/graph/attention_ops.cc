@@ -295,12 +295,12 @@ TorchGdnCost TorchGdnForwardCost(const LayerOpContext& c) {
   const int64_t sequences_heads =
       c.training.batch.micro_batch_size * g.num_value_heads / (Tp(c) * Cp(c));
   const int64_t row_loop_flops = (chunk - 1) * chunk * (2 * chunk - 1) / 3;
-  const int64_t row_loop_bytes = 18 * (chunk - 1) * chunk + 10 * (chunk - 1) * chunk * (2 * chunk - 1) / 3;
+  const int64_t row_loop_bytes =
+      18 * (chunk - 1) * chunk + 10 * (chunk - 1) * chunk * (2 * chunk - 1) / 3;
   const int64_t flops_per_sequence_head =
       padded * (6 * chunk * dk + 4 * chunk * dv + 6 * dk * dv) + chunks * row_loop_flops;
-  const int64_t bytes_per_sequence_head =
-      padded * (116 * dk + 106 * dv + 132 * chunk) + chunks * 32 * dk * dv +
-      chunks * row_loop_bytes;
+  const int64_t bytes_per_sequence_head = padded * (116 * dk + 106 * dv + 132 * chunk) +
+                                          chunks * 32 * dk * dv + chunks * row_loop_bytes;
   return TorchGdnCost{.flops = sequences_heads * flops_per_sequence_head,
                       .bytes = sequences_heads * bytes_per_sequence_head,
                       .num_launches = 41 + 6 * (chunk - 1) + 18 * chunks};
@@ -327,15 +327,13 @@ void GdnCore(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
     // torch-native path (gdn.py:217-229): a contiguous [b, d, s] copy of the input, F.conv1d,
     // then SiLU on the output slice: 3 launches and one more read + write of the input.
     sink.Compute("gdn.conv1d" + suffix, elementwise, conv_flops,
-                 conv_bytes + multiplier * tokens * conv_channels * 2 * kBf16Bytes,
-                 multiplier * 3);
+                 conv_bytes + multiplier * tokens * conv_channels * 2 * kBf16Bytes, multiplier * 3);
   }
   Elementwise(sink, elementwise, "gdn.gates", tokens * (g.num_value_heads / Tp(c)), kGdnGates);
   if (c.training.deterministic) {
     const TorchGdnCost cost = TorchGdnForwardCost(c);
     sink.Compute("gdn.torch_chunk" + suffix, KernelRole(OpKind::kGdnTorchKernel, OpBlock::kGdn),
-                 multiplier * cost.flops, multiplier * cost.bytes,
-                 multiplier * cost.num_launches);
+                 multiplier * cost.flops, multiplier * cost.bytes, multiplier * cost.num_launches);
     return;
   }
   sink.Compute("gdn.kernel" + suffix, KernelRole(OpKind::kGdnKernel, OpBlock::kGdn),

@@ -71,8 +71,7 @@ class OpSink {
     ops_.push_back(std::move(op));
   }
   // A compute op whose host launches are counted by the caller (a chain of small kernels).
-  void Compute(std::string name, OpRole role, int64_t flops, int64_t bytes,
-               int64_t num_launches) {
+  void Compute(std::string name, OpRole role, int64_t flops, int64_t bytes, int64_t num_launches) {
     Compute(std::move(name), role, flops, bytes);
     ops_.back().num_launches = num_launches;
   }

@@ -61,8 +61,7 @@ constexpr std::array<Field<ComputeEfficiency>, 15> kComputeFields = {{
      &ComputeEfficiency::gdn_flashqla_forward_efficiency},
     {"gdn_flashqla_backward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::gdn_flashqla_backward_efficiency},
-    {"launch_host_seconds_x86", kLatencySecondsRange,
-     &ComputeEfficiency::launch_host_seconds_x86},
+    {"launch_host_seconds_x86", kLatencySecondsRange, &ComputeEfficiency::launch_host_seconds_x86},
     {"launch_host_seconds_grace", kLatencySecondsRange,
      &ComputeEfficiency::launch_host_seconds_grace},
 }};

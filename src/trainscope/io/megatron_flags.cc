@@ -167,7 +167,8 @@ FlagSpec OptimizerDtypeFlag(std::string_view name, std::vector<config::Optimizer
 }
 
 // --cuda-graph-scope / --cuda-graph-modules values: CudaGraphModule names or the deprecated
-// "full", "full_iteration", "full_iteration_inference" (arguments.py _parse_cuda_graph_modules_arg).
+// "full", "full_iteration", "full_iteration_inference" (arguments.py
+// _parse_cuda_graph_modules_arg).
 std::vector<std::string> CudaGraphScopeValues(const FlagUse& use) {
   for (const std::string& value : use.values) {
     if (value == config::kCudaGraphScopeFull || value == config::kCudaGraphScopeFullIteration ||

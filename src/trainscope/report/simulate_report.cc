@@ -174,9 +174,9 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
     out += fmt::format("    {:<22}{:>14}{:>8}\n", family, Ms(seconds),
                        Percent(seconds, m.step_seconds));
   }
-  out += fmt::format("  {:<24}{:>14}{:>8}\n", "launch / host overhead",
-                     Ms(b.launch_overhead_seconds),
-                     Percent(b.launch_overhead_seconds, m.step_seconds));
+  out +=
+      fmt::format("  {:<24}{:>14}{:>8}\n", "launch / host overhead", Ms(b.launch_overhead_seconds),
+                  Percent(b.launch_overhead_seconds, m.step_seconds));
   out += fmt::format("  {:<24}{:>14}{:>8}\n", "exposed communication",
                      Ms(b.total_exposed_comm_seconds),
                      Percent(b.total_exposed_comm_seconds, m.step_seconds));
@@ -193,20 +193,19 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
                        Ms(share.seconds), Percent(share.seconds, m.step_seconds));
   }
   out += fmt::format("\nStages (busiest: pp{})\n", sim.busiest_pipeline_rank);
-  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}{:>14}  {}\n", "pp", "rank",
-                     "finishes", "compute", "launch", "exposed comm", "idle",
-                     "exposed comm by group");
+  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}{:>14}  {}\n", "pp", "rank", "finishes",
+                     "compute", "launch", "exposed comm", "idle", "exposed comm by group");
   for (size_t i = 0; i < sim.lanes.size(); ++i) {
     const sim::Breakdown& s = sim.stage_breakdowns[i];
     std::string groups;
     for (const auto& [group, seconds] : s.exposed_comm_seconds) {
       groups.append(groups.empty() ? "" : ", ").append(group).append(" ").append(Ms(seconds));
     }
-    out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}{:>14}  {}\n",
-                       sim.lanes[i].pipeline_rank, sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds),
-                       Ms(s.total_compute_seconds), Ms(s.launch_overhead_seconds),
-                       Ms(s.total_exposed_comm_seconds), Ms(s.bubble_seconds),
-                       groups.empty() ? "-" : groups);
+    out +=
+        fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}{:>14}  {}\n", sim.lanes[i].pipeline_rank,
+                    sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds), Ms(s.total_compute_seconds),
+                    Ms(s.launch_overhead_seconds), Ms(s.total_exposed_comm_seconds),
+                    Ms(s.bubble_seconds), groups.empty() ? "-" : groups);
   }
   if (result.sequence_packing) {
     const study::SequencePackingResult& s = *result.sequence_packing;
