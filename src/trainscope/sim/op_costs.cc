@@ -178,4 +178,11 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
   return costs;
 }
 
+std::function<double(const graph::Op&)> ComputeWithHostFloor(OpCostModel costs) {
+  return [costs = std::move(costs)](const graph::Op& op) {
+    const double device = costs.compute_seconds(op);
+    return costs.host_seconds ? std::max(device, costs.host_seconds(op)) : device;
+  };
+}
+
 }  // namespace trainscope::sim

@@ -49,6 +49,11 @@ struct HardwareCostOptions {
                                             const config::TrainingConfig& training,
                                             const HardwareCostOptions& options);
 
+// The seconds a compute op runs as the simulator times it in isolation: max(device seconds,
+// host launch floor), for exports that replay compute as fixed durations (Chakra ET, SimAI).
+// `costs` is copied into the returned function.
+[[nodiscard]] std::function<double(const graph::Op&)> ComputeWithHostFloor(OpCostModel costs);
+
 }  // namespace trainscope::sim
 
 #endif  // TRAINSCOPE_SIM_OP_COSTS_H_
