@@ -235,13 +235,13 @@ CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
   CommandOutput out = Output("", c.notes);
   out.output_is_directory = true;
   for (int64_t rank = 0; rank < training.parallel.world_size; ++rank) {
-    out.files.push_back({.path = fmt::format("{}et.{}.et", dir, rank),
-                         .render = [et, rank](const io::ByteSink& sink) {
-                           const graph::StepGraph graph =
-                               graph::BuildStepGraph(et->model, et->training, rank);
-                           sink(report::RenderChakraEt(graph, et->training, et->mapping,
-                                                       et->costs.compute_seconds, et->peak_tflops));
-                         }});
+    out.files.push_back(
+        {.path = fmt::format("{}et.{}.et", dir, rank),
+         .render = [et, rank](const io::ByteSink& sink) {
+           const graph::StepGraph graph = graph::BuildStepGraph(et->model, et->training, rank);
+           sink(report::RenderChakraEt(graph, et->training, et->mapping,
+                                       sim::ComputeWithHostFloor(et->costs), et->peak_tflops));
+         }});
   }
   const report::AstraInputs inputs = report::RenderAstraInputs(study.cluster, training);
   out.files.push_back({dir + "comm_groups.json", report::RenderChakraCommGroups(et->mapping)});
@@ -281,13 +281,13 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
   if (!request.summary && request.format != "json") {
     // Compute columns come from the same cost model as `simulate` (--gpu, --cluster,
-    // --calibration, --qwen-gdn-backend).
+    // --calibration, --qwen-gdn-backend, CUDA graphs), launch floor included.
     const sim::OpCostModel costs =
         sim::BindHardwareCosts(study.model, training, study::CostOptions(study));
     const report::ExportResult result =
-        request.format == "simai"
-            ? report::RenderSimAiWorkload(c.model, training, graph, costs.compute_seconds)
-            : report::RenderAicbCsv(graph, training);
+        request.format == "simai" ? report::RenderSimAiWorkload(c.model, training, graph,
+                                                                sim::ComputeWithHostFloor(costs))
+                                  : report::RenderAicbCsv(graph, training);
     for (const std::string& diagnostic : result.diagnostics) {
       c.notes.push_back("warning: " + diagnostic);
     }

@@ -188,6 +188,38 @@ TEST(MemoryTest, SlimeGdnSavesTheWholeSequencesTensors) {
             slime_gdn - core_gdn);
 }
 
+// --deterministic-mode saves what autograd keeps of Megatron-Core's torch-native chunked delta
+// rule (gdn.py:422-527) and F.conv1d path. Qwen3.5-35B-A3B layer 0 (GDN: H_v 32, H_k 16,
+// d_k = d_v = 128, conv 4, C = 64) at t 2, b 4, s 4096, derived by hand:
+//   fp32 floats per (sequence, value head, chunk) = C·(7·d_k + 3·d_v + 6C + 4)
+//     + Σ_{i=1}^{C−1}(i + i²) + d_k·d_v = 64·1668 + 2016 + 85,344 + 16,384 = 210,496;
+//   × 4 bytes × (4 sequences · 16 heads) × 64 chunks = 3,448,766,464 bytes;
+//   + the conv input copy 4·4096·(8192/2)·2 = 134,217,728 and SiLU's input, the conv output of
+//     4096 + 3 positions, 4·4099·4096·2 = 134,316,032;
+//   − FLA's WY matrix 16,384·16·64·2 = 33,554,432 and the bf16 v 16,384·2048·2 = 67,108,864:
+//   3,616,636,928 bytes (3.37 GiB) more per GDN layer and micro-batch.
+TEST(MemoryTest, DeterministicGdnKeepsTheTorchChunkLoopsFp32Tensors) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig fla;
+  fla.parallel = {.world_size = 8, .tensor = 2, .expert = 8, .expert_tensor = 1};
+  fla.sequence_parallel = true;
+  fla.batch.micro_batch_size = 4;
+  fla.batch.seq_length = 4096;
+  config::TrainingConfig deterministic = fla;
+  deterministic.deterministic = true;
+  const config::LayerSpec gdn = model.layers[0];
+  ASSERT_EQ(gdn.mixer, config::MixerKind::kGatedDeltaNet);
+  const auto bytes = [&](const config::TrainingConfig& training, const config::LayerSpec& layer) {
+    return internal::LayerActivationBytesNoRecompute(graph::MakeLayerOpContext(model, training),
+                                                     layer, 1.0);
+  };
+  EXPECT_EQ(bytes(deterministic, gdn) - bytes(fla, gdn), int64_t{3'616'636'928});
+  // Attention layers do not change.
+  const config::LayerSpec attention = model.layers[3];
+  ASSERT_EQ(attention.mixer, config::MixerKind::kGatedAttention);
+  EXPECT_EQ(bytes(deterministic, attention), bytes(fla, attention));
+}
+
 TEST(MemoryTest, MegatronFsdpShardsWeightsGradsAndOptimizer) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/1, /*dp=*/2);

@@ -215,6 +215,60 @@ TEST(LayerOpsTest, SlimeDuplicatesTheGatedDeltaNetOnEveryTensorAndContextRank) {
             2 * Named(duplicated, "gdn.kernel").flops);
 }
 
+// --deterministic-mode: Megatron-Core's torch_chunk_gated_delta_rule (gdn.py:422-527) instead of
+// FLA. Qwen3.5-35B-A3B layer 0 at t 2, b 4, s 4096: 4·32/2 = 64 (sequence, value head) pairs of
+// L = 4096 positions, N = 64 chunks of C = 64, d_k = d_v = 128. Counted by hand from that code:
+//   FLOPs per pair = L·(6C·d_k + 4C·d_v + 6·d_k·d_v) + N·(C−1)C(2C−1)/3
+//                  = 4096·180,224 + 64·170,688 = 749,121,536
+//   bytes per pair = L·(116·d_k + 106·d_v + 132·C) + N·32·d_k·d_v + N·[18(C−1)C + 10(C−1)C(2C−1)/3]
+//                  = 4096·36,864 + 33,554,432 + 64·1,779,456 = 298,434,560
+//   launches = 41 + 6(C−1) + 18N = 1571 eager ops; backward twice each.
+TEST(LayerOpsTest, DeterministicModeRunsTheTorchNativeChunkLoop) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 8, .tensor = 2, .expert = 8, .expert_tensor = 1};
+  training.sequence_parallel = true;
+  training.batch.micro_batch_size = 4;
+  training.batch.seq_length = 4096;
+  training.deterministic = true;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> forward = DecoderLayerForward(context, 0);
+  const Op torch = Named(forward, "gdn.torch_chunk");
+  EXPECT_EQ(torch.role.kind, OpKind::kGdnTorchKernel);
+  EXPECT_EQ(torch.flops, int64_t{64} * 749'121'536);
+  EXPECT_EQ(torch.bytes, int64_t{64} * 298'434'560);
+  EXPECT_EQ(torch.num_launches, 1571);
+  for (const Op& op : forward) EXPECT_NE(op.name, "gdn.kernel");
+  // F.conv1d path: 3 launches (contiguous copy, conv, SiLU).
+  EXPECT_EQ(Named(forward, "gdn.conv1d").num_launches, 3);
+  const Op backward = Named(DecoderLayerBackward(context, 0), "gdn.torch_chunk.backward");
+  EXPECT_EQ(backward.flops, 2 * torch.flops);
+  EXPECT_EQ(backward.num_launches, 2 * 1571);
+}
+
+// Host launches per op (graph/op_sink.h KernelLaunches): a TE GEMM module call counts 3, a
+// grouped GEMM 3 plus one per local expert, FLA's delta rule 6 forward and 9 backward Triton
+// kernels, communication none. Qwen3.5-35B-A3B at EP 8: 256/8 = 32 local experts.
+TEST(LayerOpsTest, OpsCarryTheirHostLaunches) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 8, .tensor = 2, .expert = 8, .expert_tensor = 1};
+  training.sequence_parallel = true;
+  training.moe.grouped_gemm = true;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> forward = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(forward, "gdn.in_proj").num_launches, 3);
+  EXPECT_EQ(Named(forward, "gdn.kernel").num_launches, 6);
+  EXPECT_EQ(Named(forward, "moe.experts.linear_fc1").num_launches, 3 + 32);
+  EXPECT_EQ(Named(DecoderLayerBackward(context, 0), "gdn.kernel.backward").num_launches, 9);
+  for (const Op& op : forward) {
+    if (op.IsComm()) {
+      EXPECT_EQ(op.num_launches, 0) << op.name;
+    }
+  }
+}
+
 // Example: A = 16 MiB, dispatch A2A 64 MiB, probs 64 KiB (fp32), metadata AG 8 KiB, aux AR 1 KiB.
 TEST(LayerOpsTest, ReproducesWorkedExampleAllToAllSizes) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");

@@ -68,16 +68,16 @@ std::array<GpuSpec, 12> GpuTable() {
       // GB200 NVL72 1200 W: "plan for ≈184 GiB usable" (unconfirmed; a job reserved 173.9 GiB
       // without failing); 72-GPU NVLink domain at 900 GB/s; 1x 400 Gb/s CX-7.
       {"GB200", Teraflops(2500), Teraflops(5000), 184 * kBytesPerGiB, TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0)},
+       GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0), HostCpu::kGrace},
       // B300 (HGX / DGX B300): BF16 ≈2500 and FP8 (MXFP8) ≈5000 TFLOP/s, both unconfirmed;
       // 288 GB HBM3e published, no usable figure; 8 TB/s; NVLink5 900 GB/s; 800 Gb/s CX-8 per
       // GPU (DGX B300: 8 per node).
       {"B300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
        GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3)},
       // GB300 NVL72: the B300 figures (one set of published figures for both, peaks unconfirmed)
-      // in a 72-GPU NVLink domain; 800 Gb/s CX-8 per GPU.
+      // in a 72-GPU NVLink domain; 800 Gb/s CX-8 per GPU. Both NVL72 systems have Grace hosts.
       {"GB300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3)},
+       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3), HostCpu::kGrace},
   }};
 }
 

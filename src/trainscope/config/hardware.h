@@ -21,6 +21,9 @@ struct ComputeCapability {
 
 // "9.0", "10.3".
 [[nodiscard]] std::string ToString(ComputeCapability capability);
+// The host CPU a GPU preset is deployed with: x86 (HGX / DGX boards) or NVIDIA Grace (GB200 /
+// GB300 superchips). It sets the host time of one kernel launch (cost/launch_overhead.h).
+enum class HostCpu { kX86, kGrace };
 
 // One GPU type. Bandwidths are per GPU and per direction. A zero rate means no published
 // figure for this GPU (FP8 on A100/A800; scale-out NICs that are deployment-specific) and the
@@ -34,6 +37,7 @@ struct GpuSpec {
   double nvlink_bytes_per_second = 0;     // scale-up link per direction (PCIe for L20)
   double scale_out_bytes_per_second = 0;  // NIC share per GPU, per direction; 0 = not published
   ComputeCapability compute_capability;   // SM version; kernels such as FlashQLA need SM90+
+  HostCpu host_cpu = HostCpu::kX86;
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
 

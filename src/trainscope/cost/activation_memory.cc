@@ -131,6 +131,8 @@ int64_t MlaBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   return bytes;
 }
 
+int64_t DeterministicGdnExtraBytes(const LayerOpContext& c, const Dims& d);
+
 // Gated DeltaNet (Megatron-LM ssm/gated_delta_net): in_proj output (the conv input and the z, beta,
 // alpha views), conv output (kernel q, k, v), q/k L2-norm rstd, decay g (fp32) and beta, the FLA
 // kernel's WY matrix A [S, H_v, chunk] in bf16, the kernel output o and out_norm rstd, and the
@@ -140,6 +142,7 @@ int64_t GdnMixerBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   const int64_t v_heads = g.num_value_heads / d.t, k_heads = g.num_key_heads / d.t;
   const int64_t vd = g.ValueWidth() / d.t;
   int64_t bytes = Bytes(d.tokens, g.InProjWidth() / d.t, kBf16Bytes);
+  if (c.training.deterministic) bytes += DeterministicGdnExtraBytes(c, d);
   bytes += Bytes(d.tokens, g.ConvChannels() / d.t, kBf16Bytes);
   bytes += Bytes(d.tokens, 2 * k_heads, kFp32Bytes);
   bytes += Bytes(d.tokens, v_heads, kFp32Bytes + kBf16Bytes);
@@ -149,6 +152,41 @@ int64_t GdnMixerBytes(const LayerOpContext& c, const Dims& d, bool selective) {
     bytes += GemmInputBytes(c, d.tokens, vd) + Bytes(d.tokens, v_heads, kFp32Bytes);
   }
   return bytes;
+}
+
+// What --deterministic-mode changes in one GDN layer's saved tensors (gdn.py:69-72, 217-229,
+// torch_chunk_gated_delta_rule gdn.py:422-527). Autograd of the torch-native chunked delta rule
+// keeps, per sequence and local value head (b sequences of L = RoundUp(s, C) positions,
+// H_v/(t·c) heads after the CP all-to-all), in fp32 (4 bytes):
+//   per position: 7·d_k (q·scale, k, k·β, k·β·e^g, k_cumdecay, q·e^g of each chunk, the
+//     k·e^(g_last−g) of the state update) + 3·d_v (v, v·β, v_new) + 6·C (e^(g_i−g_j) and its
+//     tril decay mask, k·βkᵀ, the solved attn, each chunk's qkᵀ·decay and its masked copy)
+//     + 4 (β, e^g, and the two per-chunk gate exponentials);
+//   per chunk: the two clones of each row step i = 1..C−1 of the triangular loop that the
+//     product keeps, Σ(i + i²) = (C−1)C/2 + (C−1)C(2C−1)/6, and the recurrent state d_k·d_v
+//     that three products of the chunk save.
+// The conv path saves the contiguous [b, d, s] copy that F.conv1d keeps (2 bytes · S · conv/t)
+// and SiLU's input, the conv output of s + K − 1 positions per sequence. The FLA kernel's WY
+// matrix A (2·S·H_v/t·C) is not saved, nor is the bf16 v (the fp32 copy replaces it).
+int64_t DeterministicGdnExtraBytes(const LayerOpContext& c, const Dims& d) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t chunk = g.chunk_size, dk = g.key_head_dim, dv = g.value_head_dim;
+  const int64_t b = c.training.batch.micro_batch_size;
+  const int64_t s = c.training.batch.seq_length;
+  const int64_t cp = c.training.parallel.context;
+  const int64_t sequence_heads = b * g.num_value_heads / (d.t * cp);
+  const int64_t chunks = RoundUp(s, chunk) / chunk;
+  const int64_t floats_per_chunk = chunk * (7 * dk + 3 * dv + 6 * chunk + 4) +
+                                   (chunk - 1) * chunk / 2 +
+                                   (chunk - 1) * chunk * (2 * chunk - 1) / 6 + dk * dv;
+  const int64_t torch_bytes =
+      Bytes(CheckedMul(sequence_heads, chunks, kWhat), floats_per_chunk, kFp32Bytes);
+  const int64_t conv_width = g.ConvChannels() / (d.t * cp);
+  const int64_t conv_bytes = Bytes(b * s, conv_width, kBf16Bytes) +
+                             Bytes(b * (s + g.conv_kernel - 1), conv_width, kBf16Bytes);
+  const int64_t fla_bytes = Bytes(d.tokens, g.num_value_heads / d.t * chunk, kBf16Bytes) +
+                            Bytes(d.tokens, g.ValueWidth() / d.t, kBf16Bytes);
+  return torch_bytes + conv_bytes - fla_bytes;
 }
 
 int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {

@@ -276,6 +276,43 @@ int64_t GdnKernelFlops(const LayerOpContext& c) {
   return c.TokensPerRank() * (g.num_value_heads / Tp(c)) * thrice_per_head / 3;
 }
 
+// Megatron-Core's torch-native chunked delta rule (--deterministic-mode; gdn.py:69-72 and
+// torch_chunk_gated_delta_rule, gdn.py:422-527): every tensor cast to fp32, a triangular solve
+// as a Python loop over the C − 1 rows of each chunk, then a Python loop over the chunks. Per
+// sequence of L = RoundUp(s, C) positions (the CP all-to-all gives each rank whole sequences of
+// H_v/(t·c) heads) and value head, forward, counted op by op from that code:
+//   FLOPs  = L·(6C·d_k + 4C·d_v + 6·d_k·d_v) + (L/C)·(C−1)C(2C−1)/3      (matmuls, row loop)
+//   bytes  = L·(116·d_k + 106·d_v + 132·C + 32·d_k·d_v/C)                 (fp32 reads + writes)
+//          + (L/C)·[18(C−1)C + 10(C−1)C(2C−1)/3]                         (the row loop)
+//   launches = 41 + 6(C−1) before the chunk loop and 18 per chunk (one eager op each);
+// backward doubles all three (autograd: one gradient kernel per tensor input).
+struct TorchGdnCost {
+  int64_t flops = 0;
+  int64_t bytes = 0;
+  int64_t num_launches = 0;
+};
+
+TorchGdnCost TorchGdnForwardCost(const LayerOpContext& c) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t chunk = g.chunk_size;
+  const int64_t dk = g.key_head_dim;
+  const int64_t dv = g.value_head_dim;
+  const int64_t padded = RoundUp(c.training.batch.seq_length, chunk);  // L
+  const int64_t chunks = padded / chunk;
+  const int64_t sequences_heads =
+      c.training.batch.micro_batch_size * g.num_value_heads / (Tp(c) * Cp(c));
+  const int64_t row_loop_flops = (chunk - 1) * chunk * (2 * chunk - 1) / 3;
+  const int64_t row_loop_bytes =
+      18 * (chunk - 1) * chunk + 10 * (chunk - 1) * chunk * (2 * chunk - 1) / 3;
+  const int64_t flops_per_sequence_head =
+      padded * (6 * chunk * dk + 4 * chunk * dv + 6 * dk * dv) + chunks * row_loop_flops;
+  const int64_t bytes_per_sequence_head = padded * (116 * dk + 106 * dv + 132 * chunk) +
+                                          chunks * 32 * dk * dv + chunks * row_loop_bytes;
+  return TorchGdnCost{.flops = sequences_heads * flops_per_sequence_head,
+                      .bytes = sequences_heads * bytes_per_sequence_head,
+                      .num_launches = 41 + 6 * (chunk - 1) + 18 * chunks};
+}
+
 void GdnCpA2a(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t width) {
   if (!GdnUsesCp(c)) return;
   sink.Comm(name, CommRole(OpBlock::kGdn, CommPurpose::kCpAllToAll), Collective::kAllToAll,
@@ -289,10 +326,23 @@ void GdnCore(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const std::string suffix = multiplier == 1 ? "" : ".backward";
   const int64_t conv_channels = g.ConvChannels() / Tp(c);
   const OpRole elementwise = KernelRole(OpKind::kElementwise, OpBlock::kGdn);
-  sink.Compute("gdn.conv1d" + suffix, elementwise,
-               multiplier * 2 * tokens * g.conv_kernel * conv_channels,
-               multiplier * 2 * tokens * conv_channels * kBf16Bytes);
+  const int64_t conv_flops = multiplier * 2 * tokens * g.conv_kernel * conv_channels;
+  const int64_t conv_bytes = multiplier * 2 * tokens * conv_channels * kBf16Bytes;
+  if (!c.training.deterministic) {
+    sink.Compute("gdn.conv1d" + suffix, elementwise, conv_flops, conv_bytes);
+  } else {
+    // torch-native path (gdn.py:217-229): a contiguous [b, d, s] copy of the input, F.conv1d,
+    // then SiLU on the output slice: 3 launches and one more read + write of the input.
+    sink.Compute("gdn.conv1d" + suffix, elementwise, conv_flops,
+                 conv_bytes + multiplier * tokens * conv_channels * 2 * kBf16Bytes, multiplier * 3);
+  }
   Elementwise(sink, elementwise, "gdn.gates", tokens * (g.num_value_heads / Tp(c)), kGdnGates);
+  if (c.training.deterministic) {
+    const TorchGdnCost cost = TorchGdnForwardCost(c);
+    sink.Compute("gdn.torch_chunk" + suffix, KernelRole(OpKind::kGdnTorchKernel, OpBlock::kGdn),
+                 multiplier * cost.flops, multiplier * cost.bytes, multiplier * cost.num_launches);
+    return;
+  }
   sink.Compute("gdn.kernel" + suffix, KernelRole(OpKind::kGdnKernel, OpBlock::kGdn),
                multiplier * GdnKernelFlops(c),
                multiplier * tokens * (g.InProjWidth() + g.ValueWidth()) / Tp(c) * kBf16Bytes);

@@ -166,6 +166,24 @@ FlagSpec OptimizerDtypeFlag(std::string_view name, std::vector<config::Optimizer
           }};
 }
 
+// --cuda-graph-scope / --cuda-graph-modules values: CudaGraphModule names or the deprecated
+// "full", "full_iteration", "full_iteration_inference" (arguments.py
+// _parse_cuda_graph_modules_arg).
+std::vector<std::string> CudaGraphScopeValues(const FlagUse& use) {
+  for (const std::string& value : use.values) {
+    if (value == config::kCudaGraphScopeFull || value == config::kCudaGraphScopeFullIteration ||
+        value == config::kCudaGraphScopeFullIterationInference ||
+        config::ValueOf(config::kCudaGraphModuleNames, value)) {
+      continue;
+    }
+    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {}|{}|{}|{})", use.name,
+                                 Shortened(value), config::Choices(config::kCudaGraphModuleNames),
+                                 config::kCudaGraphScopeFull, config::kCudaGraphScopeFullIteration,
+                                 config::kCudaGraphScopeFullIterationInference));
+  }
+  return use.values;
+}
+
 std::vector<FlagSpec> ParallelFlags() {
   using R = CliRequest;
   return {
@@ -371,6 +389,20 @@ std::vector<FlagSpec> TrainingFlags() {
       Switch({"--cpu-offloading"}, true, [](R& r) -> bool& { return r.training.cpu_offloading; }),
       Switch({"--deterministic-mode"}, true,
              [](R& r) -> bool& { return r.training.deterministic; }),
+      Switch({"--enable-cuda-graph"}, true,
+             [](R& r) -> bool& { return r.training.cuda_graph.enable_cuda_graph; }),
+      Switch({"--external-cuda-graph"}, true,
+             [](R& r) -> bool& { return r.training.cuda_graph.external_cuda_graph; }),
+      Choice({"--cuda-graph-impl"}, config::kCudaGraphImplNames,
+             [](R& r) -> config::CudaGraphImpl& { return r.training.cuda_graph.impl; }),
+      {{"--cuda-graph-scope"},
+       Arity::kList,
+       true,
+       [](R& r, const FlagUse& use) { r.training.cuda_graph.scope = CudaGraphScopeValues(use); }},
+      {{"--cuda-graph-modules"},
+       Arity::kList,
+       true,
+       [](R& r, const FlagUse& use) { r.training.cuda_graph.modules = CudaGraphScopeValues(use); }},
       Choice({"--megatron-core"}, config::kCoreVersionNames,
              [](R& r) -> config::CoreVersion& { return r.training.core_version; }),
       Choice({"--sequence-layout"}, config::kSequenceLayoutNames,
@@ -1043,7 +1075,18 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--make-vocab-size-divisible-by", FlagGroup::kTraining, "N",
      "vocabulary padding multiple (default 128)"},
     {"--cpu-offloading", FlagGroup::kTraining, "", "offload activations to the host"},
-    {"--deterministic-mode", FlagGroup::kTraining, "", "Megatron's deterministic mode"},
+    {"--deterministic-mode", FlagGroup::kTraining, "",
+     "Megatron's deterministic mode (GDN: torch-native chunked delta rule, fp32)"},
+    {"--enable-cuda-graph", FlagGroup::kTraining, "",
+     "Megatron's per-layer CUDA graphs (deprecated spelling of --cuda-graph-impl local)"},
+    {"--external-cuda-graph", FlagGroup::kTraining, "",
+     "TE-captured CUDA graphs (deprecated spelling of --cuda-graph-impl transformer_engine)"},
+    {"--cuda-graph-impl", FlagGroup::kTraining, "none|local|transformer_engine|full_iteration",
+     "CUDA-graph implementation (default none); captured kernels pay no launch overhead"},
+    {"--cuda-graph-scope", FlagGroup::kTraining, "SCOPE...",
+     "captured regions (deprecated alias of --cuda-graph-modules)"},
+    {"--cuda-graph-modules", FlagGroup::kTraining, "SCOPE...",
+     "attn|mlp|moe|moe_router|moe_preprocess|mamba, or none for the whole layer"},
     {"--megatron-core", FlagGroup::kTraining, "0.16|0.17|0.18",
      "Megatron-Core version whose rules apply (default 0.18)"},
     {"--sequence-layout", FlagGroup::kTraining, "auto|thd|bshd",

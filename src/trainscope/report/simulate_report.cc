@@ -25,7 +25,8 @@ Json BreakdownJson(const sim::Breakdown& b) {
               {"bubble_s", b.bubble_seconds},
               {"optimizer_s", b.optimizer_seconds},
               {"compute_total_s", b.total_compute_seconds},
-              {"exposed_comm_total_s", b.total_exposed_comm_seconds}};
+              {"exposed_comm_total_s", b.total_exposed_comm_seconds},
+              {"launch_overhead_s", b.launch_overhead_seconds}};
 }
 
 bool Fits(const study::Study& study, const study::StudyResult& result) {
@@ -92,6 +93,7 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
                       {"end_s", sim.lanes[i].end_seconds},
                       {"compute_s", b.total_compute_seconds},
                       {"exposed_comm_s", b.total_exposed_comm_seconds},
+                      {"launch_overhead_s", b.launch_overhead_seconds},
                       {"bubble_s", b.bubble_seconds},
                       {"compute_by_family_s", SecondsMap(b.compute_seconds)},
                       {"exposed_comm_by_group_s", SecondsMap(b.exposed_comm_seconds)}});
@@ -208,6 +210,9 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
     out += fmt::format("    {:<22}{:>14}{:>8}\n", family, Ms(seconds),
                        Percent(seconds, m.step_seconds));
   }
+  out +=
+      fmt::format("  {:<24}{:>14}{:>8}\n", "launch / host overhead", Ms(b.launch_overhead_seconds),
+                  Percent(b.launch_overhead_seconds, m.step_seconds));
   out += fmt::format("  {:<24}{:>14}{:>8}\n", "exposed communication",
                      Ms(b.total_exposed_comm_seconds),
                      Percent(b.total_exposed_comm_seconds, m.step_seconds));
@@ -224,18 +229,19 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
                        Ms(share.seconds), Percent(share.seconds, m.step_seconds));
   }
   out += fmt::format("\nStages (busiest: pp{})\n", sim.busiest_pipeline_rank);
-  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}  {}\n", "pp", "rank", "finishes",
-                     "compute", "exposed comm", "idle", "exposed comm by group");
+  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}{:>14}  {}\n", "pp", "rank", "finishes",
+                     "compute", "launch", "exposed comm", "idle", "exposed comm by group");
   for (size_t i = 0; i < sim.lanes.size(); ++i) {
     const sim::Breakdown& s = sim.stage_breakdowns[i];
     std::string groups;
     for (const auto& [group, seconds] : s.exposed_comm_seconds) {
       groups.append(groups.empty() ? "" : ", ").append(group).append(" ").append(Ms(seconds));
     }
-    out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}  {}\n", sim.lanes[i].pipeline_rank,
-                       sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds), Ms(s.total_compute_seconds),
-                       Ms(s.total_exposed_comm_seconds), Ms(s.bubble_seconds),
-                       groups.empty() ? "-" : groups);
+    out +=
+        fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}{:>14}  {}\n", sim.lanes[i].pipeline_rank,
+                    sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds), Ms(s.total_compute_seconds),
+                    Ms(s.launch_overhead_seconds), Ms(s.total_exposed_comm_seconds),
+                    Ms(s.bubble_seconds), groups.empty() ? "-" : groups);
   }
   if (dynamic) out += DynamicBatchingText(study, *dynamic);
   if (result.sequence_packing) {

@@ -9,6 +9,7 @@
 
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/cost/host_optimizer_cost.h"
+#include "trainscope/cost/launch_overhead.h"
 #include "trainscope/error.h"
 
 namespace trainscope::sim {
@@ -163,6 +164,11 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
     if (op.role.kind == graph::OpKind::kAttentionCore) seconds *= shared->attention_scale;
     return seconds;
   };
+  auto run = std::make_shared<const config::TrainingConfig>(training);
+  costs.host_seconds = [shared, run](const Op& op) {
+    return cost::HostFloorSeconds(op, shared->cluster.gpu, shared->compute,
+                                  cost::CapturedByCudaGraph(op, *run));
+  };
   costs.comm_cost = [shared, cache, routing](const Op& op, int64_t rank) {
     const cost::GroupPlacement& placement = cache->Of(op, rank);
     if (IsFlexExchange(op)) {
@@ -184,6 +190,13 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
     return result;
   };
   return costs;
+}
+
+std::function<double(const graph::Op&)> ComputeWithHostFloor(OpCostModel costs) {
+  return [costs = std::move(costs)](const graph::Op& op) {
+    const double device = costs.compute_seconds(op);
+    return costs.host_seconds ? std::max(device, costs.host_seconds(op)) : device;
+  };
 }
 
 }  // namespace trainscope::sim

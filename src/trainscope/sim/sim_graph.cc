@@ -459,6 +459,7 @@ SimGraph BuildSimGraph(const std::vector<LaneTimeline>& lanes,
         }
       } else {
         node.base_seconds = costs.compute_seconds(op);
+        if (costs.host_seconds) node.host_seconds = costs.host_seconds(op);
       }
       if (IsRoutedMoeOp(op)) node.base_seconds *= options.moe_load_factor;
       if (host_seconds > 0) ChargeHostTime(op, offset, host_seconds, node, sim.nodes);
@@ -466,6 +467,8 @@ SimGraph BuildSimGraph(const std::vector<LaneTimeline>& lanes,
       if (IsFlexExchange(op)) node.interference_fraction = options.flex_interference_fraction;
       TRAINSCOPE_CHECK(node.base_seconds >= 0 && std::isfinite(node.base_seconds),
                        "op cost must be finite and >= 0: " + op.name);
+      TRAINSCOPE_CHECK(node.host_seconds >= 0 && std::isfinite(node.host_seconds),
+                       "host seconds must be finite and >= 0: " + op.name);
       for (const int64_t dep : op.deps) node.deps.push_back(static_cast<int32_t>(offset + dep));
       if (IsPipelineP2p(op) && op.collective == Collective::kSend) {
         sends[{lane.pipeline_rank, op.phase == Phase::kForward, op.micro_batch, op.model_chunk}] =
