@@ -68,10 +68,11 @@ std::string RenderRlText(const RlReportInput& input) {
                      step.samples_per_second);
   out += fmt::format("  bottleneck          {}\n", study::ToString(step.bottleneck));
   out += fmt::format(
-      "  rollout             {} engines of TP{}, {} requests each, at most {} running "
+      "  rollout             {} engine{} of TP{}, {} requests each, at most {} running "
       "({} wave{}), prefill {:.3f} s + decode {:.3f} s\n",
-      r.num_engines, o.rollout.engine_tp, r.requests_per_engine, r.max_running_requests,
-      r.num_waves, r.num_waves == 1 ? "" : "s", r.prefill_seconds, r.decode_seconds);
+      r.num_engines, r.num_engines == 1 ? "" : "s", o.rollout.engine_tp, r.requests_per_engine,
+      r.max_running_requests, r.num_waves, r.num_waves == 1 ? "" : "s", r.prefill_seconds,
+      r.decode_seconds);
   out += fmt::format("  actor train         {:.3f} s per optimizer step; log-prob pass {:.3f} s\n",
                      step.train.simulation.step_seconds, step.forward_only.simulation.step_seconds);
   out += fmt::format("  weight sync         {:.2f} GB in {} buckets over {}\n",
