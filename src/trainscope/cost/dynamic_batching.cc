@@ -6,39 +6,11 @@
 #include <set>
 #include <utility>
 
+#include "trainscope/cost/first_fit_tree.h"
 #include "trainscope/error.h"
 
 namespace trainscope::cost {
 namespace {
-
-// Max-segment tree over the free tokens of bins 0..n-1 (unopened bins are empty), answering
-// "leftmost bin with at least x free" in O(log n), so first fit stays fast for large batches.
-class FreeTokenTree {
- public:
-  FreeTokenTree(int64_t num_bins, int64_t capacity) {
-    while (leaves_ < num_bins) leaves_ *= 2;
-    free_.assign(static_cast<size_t>(2 * leaves_), capacity);
-  }
-  // The leftmost bin with free tokens >= size, or -1.
-  [[nodiscard]] int64_t LeftmostFitting(int64_t size) const {
-    if (free_[1] < size) return -1;
-    int64_t node = 1;
-    while (node < leaves_) node = free_[2 * node] >= size ? 2 * node : 2 * node + 1;
-    return node - leaves_;
-  }
-  void SetFree(int64_t bin, int64_t free) {
-    int64_t node = bin + leaves_;
-    free_[node] = free;
-    for (node /= 2; node >= 1; node /= 2) {
-      free_[node] = std::max(free_[2 * node], free_[2 * node + 1]);
-    }
-  }
-  [[nodiscard]] int64_t Free(int64_t bin) const { return free_[bin + leaves_]; }
-
- private:
-  int64_t leaves_ = 1;
-  std::vector<int64_t> free_;
-};
 
 int64_t TokensOf(const std::vector<int64_t>& bin, std::span<const int64_t> lengths) {
   int64_t tokens = 0;
@@ -76,7 +48,7 @@ int64_t RoundUp(int64_t value, int64_t multiple) {
 SampleBins FirstFitPack(std::span<const int64_t> lengths, int64_t capacity_tokens) {
   TRAINSCOPE_CHECK(capacity_tokens >= 1, "bin capacity must be >= 1");
   const auto n = static_cast<int64_t>(lengths.size());
-  FreeTokenTree tree(std::max<int64_t>(1, n), capacity_tokens);
+  internal::FirstFitTree tree(std::max<int64_t>(1, n), capacity_tokens);
   SampleBins bins;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t length = lengths[i];

@@ -7,37 +7,11 @@
 #include <random>
 #include <utility>
 
+#include "trainscope/cost/first_fit_tree.h"
 #include "trainscope/error.h"
 
 namespace trainscope::cost {
 namespace {
-
-// Max-segment tree over the remaining capacity of bins 0..n-1 (all start empty, at full
-// capacity), answering "leftmost bin with at least x free" in O(log n).
-class FreeCapacityTree {
- public:
-  FreeCapacityTree(int64_t num_bins, int64_t capacity) {
-    while (leaves_ < num_bins) leaves_ *= 2;
-    free_.assign(2 * leaves_, capacity);
-  }
-  // Index of the leftmost bin with free capacity >= size. Precondition: one exists.
-  [[nodiscard]] int64_t LeftmostFitting(int64_t size) const {
-    int64_t node = 1;
-    while (node < leaves_) node = free_[2 * node] >= size ? 2 * node : 2 * node + 1;
-    return node - leaves_;
-  }
-  void Take(int64_t bin, int64_t size) {
-    int64_t node = bin + leaves_;
-    free_[node] -= size;
-    for (node /= 2; node >= 1; node /= 2) {
-      free_[node] = std::max(free_[2 * node], free_[2 * node + 1]);
-    }
-  }
-
- private:
-  int64_t leaves_ = 1;
-  std::vector<int64_t> free_;
-};
 
 // Apportions `counts` to `total` whole samples: floor of each quota, then one more to the
 // largest remainders (ties to the lower index, which PackSequences orders by length).
@@ -114,12 +88,13 @@ int64_t FirstFitDecreasingBins(std::vector<int64_t> item_sizes, int64_t capacity
   std::sort(item_sizes.begin(), item_sizes.end(), std::greater<>());
   // n items never need more than n bins; unopened bins sit after the opened ones at full
   // capacity, so "leftmost bin that fits" is exactly first fit.
-  FreeCapacityTree tree(std::max<int64_t>(1, static_cast<int64_t>(item_sizes.size())), capacity);
+  internal::FirstFitTree tree(std::max<int64_t>(1, static_cast<int64_t>(item_sizes.size())),
+                              capacity);
   int64_t num_bins = 0;
   for (const int64_t size : item_sizes) {
     TRAINSCOPE_CHECK(size >= 1 && size <= capacity, "item does not fit in an empty bin");
     const int64_t bin = tree.LeftmostFitting(size);
-    tree.Take(bin, size);
+    tree.SetFree(bin, tree.Free(bin) - size);
     num_bins = std::max(num_bins, bin + 1);
   }
   return num_bins;
