@@ -160,7 +160,7 @@ TEST(ClusterFileTest, ResolveAppliesPresetThenFileThenFlags) {
       WriteTemp("precedence.json",
                 R"({"gpu": "GB200", "scale_out_gbps": 800, "nvlink_domain": 36, "nvls": false,
           "links": {"nvlink_bus_efficiency": 0.7}})");
-  // The file picks GB200 (preset: trays of 4, domain 72) and overrides the NIC and domain.
+  // The file picks GB200 (preset: trays of 4, domain 64) and overrides the NIC and domain.
   const config::ClusterSpec from_file = ResolveCluster({.cluster_path = path});
   EXPECT_EQ(from_file.gpu.name, "GB200");
   EXPECT_EQ(from_file.gpus_per_node, 4);
