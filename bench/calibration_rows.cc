@@ -65,6 +65,37 @@ void SetRecompute(const std::string& notes_lower, config::RecomputeConfig& recom
   }
 }
 
+// Megatron-Bridge splits layer counts that fit no even split (DeepSeek-V3 and Kimi-K2: 61
+// layers, odd, so never over an even number of chunks) with --pipeline-model-parallel-layout,
+// which trainscope does not model. The nearest layout it models: the largest v' dividing v for
+// which --decoder-first/last-pipeline-num-layers give the first and last stages multiples of v'
+// and every middle stage the same multiple of v' (C17-C19), the middle stages as full as the
+// others. Returns false when none exists.
+bool UnevenSplit(int64_t num_layers, config::TrainingConfig& t,
+                 std::vector<std::string>& assumptions) {
+  const int64_t p = t.parallel.pipeline;
+  if (p < 2) return false;
+  for (int64_t v = t.parallel.virtual_stages; v >= 1; --v) {
+    if (t.parallel.virtual_stages % v != 0) continue;
+    // Middle stages as full as an even split would make them (ceil(L/p) rounded up to v),
+    // lowered until the two end stages can take the rest.
+    for (int64_t middle = (num_layers + p * v - 1) / (p * v) * v; middle >= v; middle -= v) {
+      const int64_t ends = num_layers - (p - 2) * middle;
+      const int64_t last = ends / 2 / v * v;  // the last stage also holds the loss (and MTP)
+      const int64_t first = ends - last;
+      if (last < v || first < v || first % v != 0) continue;
+      t.parallel.virtual_stages = v;
+      t.split = {.first_stage_layers = first, .last_stage_layers = last};
+      assumptions.push_back(fmt::format(
+          "uneven split first={} last={} middle={} with vp={} (the recipe's pipeline layout is "
+          "not modelled)",
+          first, last, middle, v));
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string Lower(std::string_view text) {
@@ -105,12 +136,23 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
   }
   // Uneven layer counts (Llama-3.1-405B: 126 layers) use the embedding/loss slots, as
   // torchtitan and Megatron-Bridge recipes do.
-  if (model.NumLayers() % (t.parallel.pipeline * t.parallel.virtual_stages) != 0) {
+  const int64_t chunks = t.parallel.pipeline * t.parallel.virtual_stages;
+  if (model.NumLayers() % chunks != 0 && (model.NumLayers() + 2) % chunks == 0) {
     t.split.account_for_embedding = true;
     t.split.account_for_loss = true;
     assumptions.push_back("account for embedding+loss in the split");
+  } else if (model.NumLayers() % chunks != 0 && (model.family != config::ModelFamily::kDeepSeekV3 ||
+                                                 !UnevenSplit(model.NumLayers(), t, assumptions))) {
+    t.split.account_for_embedding = true;  // rejected by C15, reported as the skip reason
+    t.split.account_for_loss = true;
   }
   t.sequence_parallel = t.parallel.tensor > 1;
+  if (model.HasMla()) {
+    // Pretraining runs feed unpacked BSHD micro-batches; for MLA, THD differs (V padded to the
+    // q/k head dim), so the layout is stated rather than left to auto.
+    t.sequence_layout = config::SequenceLayout::kBshd;
+    assumptions.push_back("BSHD (unpacked pretraining batches)");
+  }
   t.data_parallel.distributed_optimizer = true;
   const std::string family = SourceFamily(row.source);
   const std::optional<int64_t> fsdp = NumberAfter(row.notes, "FSDP=");
@@ -131,6 +173,9 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.moe.dispatcher = flex ? config::TokenDispatcher::kFlex : config::TokenDispatcher::kAllToAll;
     if (flex) assumptions.push_back("flex dispatcher (DeepEP / HybridEP in the notes)");
     t.moe.grouped_gemm = true;
+    // DeepSeek-V3's aux-loss-free balancing: Megatron-Bridge's recipes turn on
+    // --moe-router-enable-expert-bias for models whose router carries the expert bias.
+    t.moe.router_enable_expert_bias = model.moe.router_score_bias;
   }
   SetRecompute(Lower(row.notes), t.recompute, assumptions);
   return t;

@@ -16,6 +16,7 @@
 #include "trainscope/report/chakra_writer.h"
 #include "trainscope/sim/op_costs.h"
 #include "trainscope/sim/step_simulator.h"
+#include "trainscope/study/rl_step.h"
 #include "trainscope/study/study.h"
 
 namespace trainscope {
@@ -132,6 +133,26 @@ void BM_Study397B4096Gpus(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Study397B4096Gpus)->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2);
+
+// One RL step (`trainscope rl`) on the same layout: the training and forward-only studies, the
+// rollout decode model of 256 TP-16 engines on 4,096 more GPUs, and the weight sync. GBS 1024
+// samples = 128 prompts x 8 samples: one optimizer step.
+void BM_RlStep397B4096Gpus(benchmark::State& state) {
+  study::Study study{.model = io::LoadPreset("Qwen3.5-397B-A17B"), .training = LargeMoeConfig()};
+  study.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  study::RlOptions options;
+  options.rollout = {.num_prompts = 128,
+                     .samples_per_prompt = 8,
+                     .prompt_tokens = 1024,
+                     .max_response_tokens = 8192,
+                     .mean_response_tokens = 4096,
+                     .engine_gpus = 4096,
+                     .engine_tp = 16};
+  options.sync = {.rollout_gpus = 4096, .rollout_tp = 16};
+  options.ref_log_probs = true;
+  for (auto _ : state) benchmark::DoNotOptimize(study::RunRlStep(study, options));
+}
+BENCHMARK(BM_RlStep397B4096Gpus)->Unit(benchmark::kMillisecond);
 
 // `workload --format chakra` for the 4,096-GPU Qwen3.5-397B-A17B layout: every rank's step graph
 // built and encoded one at a time, as the CLI streams them to disk (the CLI adds the writes).

@@ -150,5 +150,8 @@ PYBIND11_MODULE(trainscope, module) {
   DefineCommand(module, "weight_sync", "weight-sync", {},
                 "Bytes, gathers, buckets and seconds of one trainer-to-rollout weight sync: "
                 "`weight-sync --json`.");
+  DefineCommand(module, "rl", "rl", {},
+                "One RL step per phase (rollout, log-prob passes, actor train, weight sync, "
+                "offload): `rl --json`.");
   DefineCommand(module, "presets", "presets", {}, "The built-in model names.");
 }

@@ -32,6 +32,10 @@ constexpr FlagGroup kPresetsGroups[] = {FlagGroup::kOutput};
 constexpr FlagGroup kWeightSyncGroups[] = {FlagGroup::kModel,      FlagGroup::kTraining,
                                            FlagGroup::kGpu,        FlagGroup::kCluster,
                                            FlagGroup::kWeightSync, FlagGroup::kOutput};
+constexpr FlagGroup kRlGroups[] = {FlagGroup::kModel,    FlagGroup::kTraining,   FlagGroup::kGpu,
+                                   FlagGroup::kCluster,  FlagGroup::kCostModel,  FlagGroup::kMemory,
+                                   FlagGroup::kSimulate, FlagGroup::kWeightSync, FlagGroup::kRl,
+                                   FlagGroup::kOutput};
 
 constexpr Command kCommands[] = {
     {"params", "exact parameter counts; per-rank counts when parallel flags are given",
@@ -51,6 +55,8 @@ constexpr Command kCommands[] = {
      kSimulateGroups, RunReport},
     {"weight-sync", "bytes, gathers, buckets and time of one trainer-to-rollout weight sync",
      kWeightSyncGroups, RunWeightSync},
+    {"rl", "one RL step: rollout, log-prob passes, actor train, weight sync, offload; per phase",
+     kRlGroups, RunRl},
     {"presets", "list the built-in models", kPresetsGroups, RunPresets},
 };
 

@@ -80,6 +80,14 @@ plan::ProgressCallback ProgressLine() {
   };
 }
 
+// The planner searches static micro-batch sizes; slime's dynamic batching is not one of them.
+void RejectDynamicBatching(const io::CliRequest& request) {
+  if (request.training.batch.max_tokens_per_gpu) {
+    throw UsageError(
+        "--use-dynamic-batch-size: not searched by `plan` (simulate models it for one layout)");
+  }
+}
+
 // The user's layout of --compare: the plan's base configuration with the given flags over it.
 report::ComparedLayout Compare(const io::CliRequest& request, const config::ModelConfig& model,
                                const study::Study& base, const plan::PlanResult& result,
@@ -92,6 +100,7 @@ report::ComparedLayout Compare(const io::CliRequest& request, const config::Mode
           : io::SplitArgumentText(text, "--compare");
   io::CliRequest mine = request;
   io::ApplyTrainingFlags(tokens, mine);
+  RejectDynamicBatching(mine);
   io::ApplyModelDependentFlags(model, mine);
   report::ComparedLayout out;
   out.flags = plan::LayoutFlags(model, mine.training);
@@ -109,6 +118,7 @@ report::ComparedLayout Compare(const io::CliRequest& request, const config::Mode
 }
 
 void CheckRequest(const io::CliRequest& request) {
+  RejectDynamicBatching(request);
   if (!request.world_size_given) throw UsageError("plan needs --num-gpus N");
   if (!request.training.batch.global_batch_size) {
     throw UsageError("plan needs --global-batch-size (--gbs)");

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "runner_support.h"
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/megatron_memory.h"
 #include "trainscope/cost/memory.h"
-#include "trainscope/cost/weight_sync.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/graph/step_graph.h"
@@ -32,7 +32,6 @@
 #include "trainscope/report/simai_writer.h"
 #include "trainscope/report/simulate_report.h"
 #include "trainscope/report/validate_report.h"
-#include "trainscope/report/weight_sync_report.h"
 #include "trainscope/report/workload_report.h"
 #include "trainscope/study/study.h"
 #include "trainscope/units.h"
@@ -63,16 +62,6 @@ config::ModelConfig LoadModel(const io::CliRequest& request) {
 
 namespace {
 
-// A command's model and training configuration, checked: the model loaded, the architecture
-// flags compared with it, the configuration validated. Notes (ignored flags, warnings, the
-// defaulted world size) are collected for stderr.
-struct Checked {
-  config::ModelConfig model;
-  io::CliRequest request;
-  config::ValidationResult validation;
-  std::vector<std::string> notes;
-};
-
 std::vector<std::string> NotesFor(const io::CliRequest& request,
                                   const config::ValidationResult& result) {
   std::vector<std::string> notes;
@@ -101,8 +90,8 @@ Checked Check(const io::CliRequest& request) {
   return checked;
 }
 
-// As Check, and an invalid configuration is an error: its first violation and fix, and how many
-// more there are (three lines at most).
+}  // namespace
+
 Checked CheckValid(const io::CliRequest& request) {
   Checked checked = Check(request);
   if (checked.validation.ok()) return checked;
@@ -134,6 +123,15 @@ Checked CheckValid(const io::CliRequest& request) {
 CommandOutput Output(std::string text, std::vector<std::string> notes) {
   return CommandOutput{.text = std::move(text), .notes = std::move(notes)};
 }
+
+void RequireBf16Peak(const study::Study& study) {
+  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
+    throw InputError("gpu " + study.cluster.gpu.name +
+                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
+  }
+}
+
+namespace {
 
 int64_t CheckedRank(const io::CliRequest& request, int64_t rank) {
   if (rank >= request.training.parallel.world_size) {
@@ -237,13 +235,13 @@ CommandOutput ChakraOutput(const Checked& c, const study::Study& study) {
   CommandOutput out = Output("", c.notes);
   out.output_is_directory = true;
   for (int64_t rank = 0; rank < training.parallel.world_size; ++rank) {
-    out.files.push_back({.path = fmt::format("{}et.{}.et", dir, rank),
-                         .render = [et, rank](const io::ByteSink& sink) {
-                           const graph::StepGraph graph =
-                               graph::BuildStepGraph(et->model, et->training, rank);
-                           sink(report::RenderChakraEt(graph, et->training, et->mapping,
-                                                       et->costs.compute_seconds, et->peak_tflops));
-                         }});
+    out.files.push_back(
+        {.path = fmt::format("{}et.{}.et", dir, rank),
+         .render = [et, rank](const io::ByteSink& sink) {
+           const graph::StepGraph graph = graph::BuildStepGraph(et->model, et->training, rank);
+           sink(report::RenderChakraEt(graph, et->training, et->mapping,
+                                       sim::ComputeWithHostFloor(et->costs), et->peak_tflops));
+         }});
   }
   const report::AstraInputs inputs = report::RenderAstraInputs(study.cluster, training);
   out.files.push_back({dir + "comm_groups.json", report::RenderChakraCommGroups(et->mapping)});
@@ -264,6 +262,11 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   Checked c = CheckValid(request);
   const int64_t rank = CheckedRank(c.request, request.rank.value_or(0));
   const config::TrainingConfig& training = c.request.training;
+  if (training.batch.max_tokens_per_gpu) {
+    throw UsageError(
+        "--use-dynamic-batch-size: not exported by `workload` (its micro-batches differ in "
+        "length; simulate and memory model it)");
+  }
   // The workload lists every op of every micro-batch, so its size is linear in their count.
   constexpr int64_t kMaxWorkloadMicroBatches = 100'000;
   if (training.NumMicroBatches() > kMaxWorkloadMicroBatches) {
@@ -278,13 +281,13 @@ CommandOutput RunWorkload(const io::CliRequest& request) {
   const graph::StepGraph graph = graph::BuildStepGraph(c.model, training, rank);
   if (!request.summary && request.format != "json") {
     // Compute columns come from the same cost model as `simulate` (--gpu, --cluster,
-    // --calibration, --qwen-gdn-backend).
+    // --calibration, --qwen-gdn-backend, CUDA graphs), launch floor included.
     const sim::OpCostModel costs =
         sim::BindHardwareCosts(study.model, training, study::CostOptions(study));
     const report::ExportResult result =
-        request.format == "simai"
-            ? report::RenderSimAiWorkload(c.model, training, graph, costs.compute_seconds)
-            : report::RenderAicbCsv(graph, training);
+        request.format == "simai" ? report::RenderSimAiWorkload(c.model, training, graph,
+                                                                sim::ComputeWithHostFloor(costs))
+                                  : report::RenderAicbCsv(graph, training);
     for (const std::string& diagnostic : result.diagnostics) {
       c.notes.push_back("warning: " + diagnostic);
     }
@@ -320,10 +323,7 @@ struct Simulated {
 Simulated SimulateFor(const io::CliRequest& request) {
   Checked c = CheckValid(request);
   study::Study study = io::LoadStudy(c.request, c.model);
-  if (study.cluster.gpu.bf16_flops_per_second <= 0) {
-    throw InputError("gpu " + study.cluster.gpu.name +
-                     ": bf16_tflops: the preset has no figure (set it in the cluster file)");
-  }
+  RequireBf16Peak(study);
   study::StudyResult result = study::RunStudy(study);
   return Simulated{std::move(c), std::move(study), std::move(result)};
 }
@@ -350,63 +350,6 @@ CommandOutput RunSimulate(const io::CliRequest& request) {
 CommandOutput RunReport(const io::CliRequest& request) {
   const Simulated s = SimulateFor(request);
   return WithTrace(request, s, report::RenderHtmlReport(s.study, s.result, s.checked.validation));
-}
-
-namespace {
-
-// The weight-sync options from the flags; UsageError naming the flag when one is missing or the
-// rollout layout cannot exist.
-cost::WeightSyncOptions WeightSyncOptionsOf(const io::CliRequest& request,
-                                            const config::ModelConfig& model) {
-  const io::WeightSyncFlags& flags = request.weight_sync;
-  if (!flags.rollout_gpus) throw UsageError("--rollout-gpus: required by `weight-sync`");
-  if (!flags.rollout_tp) throw UsageError("--rollout-tp: required by `weight-sync`");
-  const cost::WeightSyncOptions options{
-      .rollout_gpus = *flags.rollout_gpus,
-      .rollout_tp = *flags.rollout_tp,
-      .rollout_ep = flags.rollout_ep,
-      .colocate = flags.colocate,
-      .transport = flags.transport,
-      .bucket_bytes = flags.bucket_mib ? *flags.bucket_mib * kBytesPerMiB
-                                       : cost::WeightSyncOptions{}.bucket_bytes,
-      .dtype = flags.dtype};
-  if (options.rollout_gpus % options.rollout_tp != 0) {
-    throw UsageError(fmt::format("--rollout-tp: must divide --rollout-gpus {} (got {})",
-                                 options.rollout_gpus, options.rollout_tp));
-  }
-  if (options.rollout_tp % options.rollout_ep != 0) {
-    throw UsageError(fmt::format(
-        "--rollout-ep: must divide --rollout-tp {}, the engine's expert parallelism runs inside "
-        "its TP group (got {})",
-        options.rollout_tp, options.rollout_ep));
-  }
-  if (options.rollout_ep > 1 && !model.HasMoe()) {
-    throw UsageError(
-        fmt::format("--rollout-ep: {} has no experts (got {})", model.name, options.rollout_ep));
-  }
-  if (options.transport == cost::SyncTransport::kIpc && !options.colocate) {
-    throw UsageError("--transport ipc: needs --colocate (CUDA IPC shares memory on one GPU)");
-  }
-  if (options.colocate && options.rollout_gpus > request.training.parallel.world_size) {
-    throw UsageError(
-        fmt::format("--rollout-gpus: colocated engines share the {} training GPUs (got {})",
-                    request.training.parallel.world_size, options.rollout_gpus));
-  }
-  return options;
-}
-
-}  // namespace
-
-CommandOutput RunWeightSync(const io::CliRequest& request) {
-  const Checked c = CheckValid(request);
-  const cost::WeightSyncOptions options = WeightSyncOptionsOf(c.request, c.model);
-  const study::Study study = io::LoadStudy(c.request, c.model);
-  const cost::WeightSyncEstimate estimate =
-      cost::EstimateWeightSync(c.model, c.request.training, study.cluster, options);
-  const report::WeightSyncReportInput input{c.model, options, estimate};
-  return Output(
-      request.json ? report::RenderWeightSyncJson(input) : report::RenderWeightSyncText(input),
-      c.notes);
 }
 
 CommandOutput RunPresets(const io::CliRequest& request) {

@@ -34,6 +34,7 @@ class InvalidConfigurationError : public InputError {
 [[nodiscard]] CommandOutput RunReport(const io::CliRequest& request);
 [[nodiscard]] CommandOutput RunPresets(const io::CliRequest& request);
 [[nodiscard]] CommandOutput RunWeightSync(const io::CliRequest& request);
+[[nodiscard]] CommandOutput RunRl(const io::CliRequest& request);
 [[nodiscard]] CommandOutput RunPlan(const io::CliRequest& request);  // plan_runner.cc
 
 // The model of --model or --model-config. Throws UsageError for a missing or unknown model.

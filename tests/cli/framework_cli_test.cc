@@ -75,6 +75,27 @@ TEST(FrameworkCliTest, AcceptsSlimeModelFlagsThatMatchTheModel) {
   EXPECT_THAT(outcome.err, HasSubstr("--ffn-hidden-size"));
 }
 
+// A DeepSeek-V3 Megatron launch script's model flags (Megatron-LM arguments.py MLA group): the
+// MLA sizes and router groups are checked; --kv-channels and --num-query-groups, which MLA does
+// not read, are listed as ignored.
+TEST(FrameworkCliTest, ChecksDeepSeekV3MlaFlagsAgainstTheModel) {
+  const Outcome outcome = RunCli(
+      "validate --model DeepSeek-V3 --multi-latent-attention --q-lora-rank 1536 "
+      "--kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 "
+      "--moe-router-num-groups 8 --moe-router-group-topk 4 --kv-channels 128 "
+      "--num-query-groups 128 --num-experts 256 --moe-ffn-hidden-size 2048 --mtp-num-layers 1");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.out << outcome.err;
+  EXPECT_THAT(outcome.err, HasSubstr("--kv-channels"));
+  const Outcome rank = RunCli("validate --model DeepSeek-V3 --kv-lora-rank 256");
+  EXPECT_EQ(rank.exit_code, 2);
+  EXPECT_THAT(rank.err, HasSubstr("--kv-lora-rank"));
+  const Outcome mla = RunCli("validate --model Qwen3-8B --multi-latent-attention");
+  EXPECT_EQ(mla.exit_code, 2);
+  EXPECT_THAT(mla.err, HasSubstr("--multi-latent-attention"));
+  // Kimi-K2 has no expert groups: --moe-router-num-groups 1 says the same.
+  EXPECT_EQ(RunCli("validate --model Kimi-K2 --moe-router-num-groups 1").exit_code, 0);
+}
+
 TEST(FrameworkCliTest, RejectsModelFlagsThatContradictTheModel) {
   const Outcome gate = RunCli("validate --model Qwen3-8B --attention-output-gate");
   EXPECT_EQ(gate.exit_code, 2);

@@ -9,7 +9,9 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "cli_runner.h"
@@ -96,6 +98,94 @@ TEST(RlCliTest, ForwardOnlyPassIsShorterAndLighterThanTheTrainingStep) {
   const nlohmann::json memory_json = nlohmann::json::parse(memory.out);
   EXPECT_EQ(memory_json["per_rank"][0]["grads_bytes"].get<int64_t>(), 0);
   EXPECT_EQ(memory_json["per_rank"][0]["optimizer_bytes"].get<int64_t>(), 0);
+}
+
+// `trainscope rl`: the per-phase JSON contract of one RL step, and its one-line usage errors.
+TEST(RlCliTest, RlJsonListsEveryPhaseAndTheStepTime) {
+  const Outcome rl = RunCli(std::string("rl ") + kLayout +
+                            "--gbs 32 --seq 4096 --colocate --rollout-tp 8 --transport ipc "
+                            "--rollout-batch-size 16 --n-samples-per-prompt 8 "
+                            "--rollout-max-response-len 4096 --use-kl-loss --json");
+  ASSERT_EQ(rl.exit_code, 0) << rl.err;
+  const nlohmann::json json = nlohmann::json::parse(rl.out);
+  for (const char* key : {"step_seconds", "phases", "bottleneck", "num_optimizer_steps"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  // 16 x 8 = 128 samples over GBS 32: four optimizer steps; colocated, with the ref pass.
+  EXPECT_EQ(json["num_optimizer_steps"].get<int64_t>(), 4);
+  std::vector<std::string> names;
+  double sum = 0;
+  for (const nlohmann::json& phase : json["phases"]) {
+    names.push_back(phase["name"].get<std::string>());
+    EXPECT_TRUE(phase.contains("peak_bytes"));
+    sum += phase["seconds"].get<double>();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"rollout", "offload_onload", "ref_log_probs",
+                                             "old_log_probs", "actor_train", "weight_sync"}));
+  EXPECT_NEAR(json["step_seconds"].get<double>(), sum, 1e-9 * sum);
+}
+
+TEST(RlCliTest, RlNeedsTheRolloutShape) {
+  const Outcome outcome =
+      RunCli(std::string("rl ") + kLayout + "--colocate --rollout-tp 8 --rollout-batch-size 16");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--rollout-max-response-len"));
+  const Outcome mean = RunCli(std::string("rl ") + kLayout +
+                              "--colocate --rollout-tp 8 --rollout-batch-size 16 "
+                              "--rollout-max-response-len 100 --rollout-mean-response-len 200");
+  EXPECT_EQ(mean.exit_code, 2);
+  EXPECT_THAT(mean.err, HasSubstr("--rollout-mean-response-len"));
+}
+
+TEST(RlCliTest, RlReportsTheCommGuardOfBothPasses) {
+  const Outcome rl = RunCli(std::string("rl ") + kLayout +
+                            "--gbs 32 --seq 4096 --colocate --rollout-tp 8 --transport ipc "
+                            "--rollout-batch-size 16 --n-samples-per-prompt 8 "
+                            "--rollout-max-response-len 4096 --comm-memory-guard all --json");
+  ASSERT_EQ(rl.exit_code, 0) << rl.err;
+  const nlohmann::json guard = nlohmann::json::parse(rl.out)["comm_guard"];
+  EXPECT_EQ(guard["mode"], "all");
+  // A forward-only pass over all 4 global batches issues fewer guarded calls than 4 training
+  // steps (no backward, no recompute, no gradient sync), and at least one.
+  const int64_t train = guard["actor_train_step"]["guarded_calls"].get<int64_t>();
+  const int64_t forward = guard["log_prob_pass"]["guarded_calls"].get<int64_t>();
+  EXPECT_GT(forward, 0);
+  EXPECT_LT(forward, 4 * train);
+}
+
+// `rl --trace`: one slice per phase laid end to end (the step is synchronous), four optimizer-step
+// slices inside actor_train, on the rollout engines' own process when they are not colocated.
+TEST(RlCliTest, RlTraceLaysThePhasesEndToEnd) {
+  const std::filesystem::path trace =
+      std::filesystem::temp_directory_path() / ("rl_trace_" + std::to_string(::getpid()) + ".json");
+  const Outcome rl = RunCli(std::string("rl ") + kLayout +
+                            "--gbs 32 --seq 4096 --rollout-gpus 8 --rollout-tp 8 "
+                            "--rollout-batch-size 16 --n-samples-per-prompt 8 "
+                            "--rollout-max-response-len 4096 --json --trace " +
+                            trace.string());
+  ASSERT_EQ(rl.exit_code, 0) << rl.err;
+  const nlohmann::json step = nlohmann::json::parse(rl.out);
+  std::ifstream in(trace);
+  const nlohmann::json json = nlohmann::json::parse(in);
+  std::filesystem::remove(trace);
+  double clock_us = 0;
+  int optimizer_steps = 0;
+  std::set<int64_t> pids;
+  for (const nlohmann::json& event : json["traceEvents"]) {
+    if (event["ph"] == "M") pids.insert(event["pid"].get<int64_t>());
+    if (event["ph"] != "X") continue;
+    const std::string name = event["name"];
+    if (name.rfind("optimizer step", 0) == 0) {
+      ++optimizer_steps;
+      continue;
+    }
+    if (name == "weight_sync" && event["pid"].get<int64_t>() == 2) continue;  // the receivers
+    EXPECT_NEAR(event["ts"].get<double>(), clock_us, 1e-3) << name;
+    clock_us += event["dur"].get<double>();
+  }
+  EXPECT_EQ(optimizer_steps, 4);
+  EXPECT_EQ(pids, (std::set<int64_t>{1, 2}));  // trainer and rollout engines
+  EXPECT_NEAR(clock_us, step["step_seconds"].get<double>() * 1e6, 1e-2);
 }
 
 }  // namespace

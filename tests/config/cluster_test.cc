@@ -1,5 +1,6 @@
 // Preset cluster layouts: HGX nodes of 8 GPUs in one NVLink domain; GB200/GB300 NVL72 with trays
-// of 4 GPUs in a 72-GPU domain; NVLS only on Hopper/Blackwell NVSwitch systems.
+// of 4 GPUs, a job using 64 of a rack's 72 GPUs (16 trays, the Slurm segment NVIDIA's MLPerf
+// v5.1 GB300 configs request); NVLS only on Hopper/Blackwell NVSwitch systems.
 #include "trainscope/config/cluster.h"
 
 #include <gtest/gtest.h>
@@ -15,13 +16,13 @@ GpuSpec Gpu(const char* name) {
   return gpu.value_or(GpuSpec{});
 }
 
-TEST(ClusterTest, Gb200DefaultsToAnNvl72Domain) {
+TEST(ClusterTest, Gb200DefaultsToSixteenTraysOfAnNvl72Rack) {
   const ClusterSpec cluster = DefaultCluster(Gpu("GB200"));
-  EXPECT_EQ(cluster.nvlink_domain_gpus, 72);
+  EXPECT_EQ(cluster.nvlink_domain_gpus, 64);
   EXPECT_EQ(cluster.gpus_per_node, 4);
   EXPECT_TRUE(cluster.nvls);
   EXPECT_DOUBLE_EQ(cluster.scale_out_bytes_per_second, 50e9);  // 400 Gb/s CX-7
-  EXPECT_EQ(DefaultCluster(Gpu("GB300")).nvlink_domain_gpus, 72);
+  EXPECT_EQ(DefaultCluster(Gpu("GB300")).nvlink_domain_gpus, 64);
   EXPECT_DOUBLE_EQ(DefaultCluster(Gpu("GB300")).scale_out_bytes_per_second, 100e9);  // 800 Gb/s
 }
 

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainscope::config {
@@ -23,6 +24,19 @@ TEST(HardwareTest, H100MatchesReferenceTable) {
   EXPECT_DOUBLE_EQ(gpu->nvlink_bytes_per_second, 450e9);
   // 1x 400 Gb/s CX-7 = 50 GB/s.
   EXPECT_DOUBLE_EQ(gpu->scale_out_bytes_per_second, 50e9);
+}
+
+TEST(HardwareTest, PresetsCarryTheirComputeCapability) {
+  // NVIDIA's CUDA GPUs table: Hopper 9.0, Ampere 8.0, Ada 8.9, Blackwell 10.0 / 10.3.
+  const std::vector<std::pair<std::string, ComputeCapability>> expected = {
+      {"H100", {9, 0}},  {"H100-96GB", {9, 0}}, {"H200", {9, 0}},  {"H800", {9, 0}},
+      {"H20", {9, 0}},   {"A100", {8, 0}},      {"A800", {8, 0}},  {"L20", {8, 9}},
+      {"B200", {10, 0}}, {"GB200", {10, 0}},    {"B300", {10, 3}}, {"GB300", {10, 3}}};
+  ASSERT_EQ(expected.size(), GpuNames().size());
+  for (const auto& [name, capability] : expected) {
+    EXPECT_EQ(FindGpu(name)->compute_capability, capability) << name;
+  }
+  EXPECT_EQ(ToString(ComputeCapability{10, 3}), "10.3");
 }
 
 TEST(HardwareTest, LookupIgnoresCase) {

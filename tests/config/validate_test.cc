@@ -969,6 +969,18 @@ TEST(ValidateTest, RejectsGdnNormRecomputeOnModelWithoutGdn) {
       Names(Validate(io::LoadPreset("Qwen3-8B"), training).errors, "C41", "--recompute-modules"));
 }
 
+TEST(ValidateTest, RejectsMlaUpProjectionRecomputeWithoutMla) {
+  // transformer_config.py:1969-1973: mla_up_proj only with multi_latent_attention.
+  TrainingConfig training;
+  training.recompute.granularity = RecomputeGranularity::kSelective;
+  training.recompute.modules = {"mla_up_proj"};
+  EXPECT_TRUE(
+      Names(Validate(io::LoadPreset("Qwen3-8B"), training).errors, "C48", "--recompute-modules"));
+  training.sequence_parallel = false;
+  EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Moonlight-16B-A3B"), training).errors, "C48"));
+  EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Moonlight-16B-A3B"), training).errors, "C41"));
+}
+
 TEST(ValidateTest, AcceptsMoeActivationRecomputeWithGroupedGemm) {
   TrainingConfig training;
   training.recompute.granularity = RecomputeGranularity::kSelective;

@@ -78,13 +78,19 @@ TEST(CollectiveCostTest, PlaceGroupCountsDomainsNodesAndRanksPerDomain) {
                                                                    .max_ranks_per_domain = 3,
                                                                    .num_nodes = 3}));
   const config::ClusterSpec nvl72 = Preset("GB200");
-  // 72 ranks: one domain of 72, 18 trays of 4.
+  // A job's NVL72 domain holds 64 ranks (16 trays of 4): ranks 0-71 are one full domain of 64
+  // and 8 ranks of the next, on 18 trays.
   EXPECT_EQ(PlaceGroup(Ranks(0, 72), nvl72), (GroupPlacement{.num_ranks = 72,
-                                                             .num_domains = 1,
-                                                             .min_ranks_per_domain = 72,
-                                                             .max_ranks_per_domain = 72,
+                                                             .num_domains = 2,
+                                                             .min_ranks_per_domain = 8,
+                                                             .max_ranks_per_domain = 64,
                                                              .num_nodes = 18}));
-  EXPECT_EQ(PlaceGroup({71, 72}, nvl72).num_domains, 2);
+  EXPECT_EQ(PlaceGroup({63, 64}, nvl72).num_domains, 2);
+  // With the whole rack (--nvlink-domain 72): one domain of 72.
+  config::ClusterSpec rack = nvl72;
+  rack.nvlink_domain_gpus = 72;
+  EXPECT_EQ(PlaceGroup(Ranks(0, 72), rack).num_domains, 1);
+  EXPECT_EQ(PlaceGroup({71, 72}, rack).num_domains, 2);
 }
 
 // Unsorted ranks are placed as their sorted list; the order a group lists them in is irrelevant.

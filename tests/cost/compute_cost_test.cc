@@ -42,6 +42,23 @@ graph::Op Gemm(int64_t m, int64_t n, int64_t k) {
   return op;
 }
 
+// --deterministic-mode's torch-native GDN chunk loop runs fp32 matmuls in TF32, whose dense
+// peak is half the BF16 one (H100 SXM datasheet: 494.7 of 989.4 TFLOP/s), at the fused-kernel
+// efficiency; its fp32 traffic at the memory efficiency.
+TEST(ComputeCostTest, TorchFp32GdnLoopRunsAtHalfTheBf16PeakTimesFusedEfficiency) {
+  graph::Op op;
+  op.name = "gdn.torch_chunk";
+  op.role.kind = graph::OpKind::kGdnTorchKernel;
+  op.flops = 1'000'000'000'000;
+  ComputeEfficiency eff = Ideal();
+  eff.fused_kernel_efficiency = 0.5;
+  EXPECT_EQ(ClassifyKernel(op), KernelClass::kTorchFp32);
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), eff), 1e12 / (0.5 * 0.5 * kH100Bf16FlopsPerSecond));
+  op.flops = 0;
+  op.bytes = 3'350'000'000;
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, H100(), eff), 3.35e9 / kH100HbmBytesPerSecond);
+}
+
 TEST(ComputeCostTest, LargeAlignedGemmAtFullEfficiencyTakesTwoMnkOverPeak) {
   const graph::Op op = Gemm(8192, 8192, 8192);
   // 2·m·n·k / peak; the 402 MB of operands take 120 µs at 3.35 TB/s, far below 1.1 ms.

@@ -84,6 +84,16 @@ TEST(FlexDispatchTest, KernelsHoldTheirSmsFromCompute) {
                    24.0 / 108);
 }
 
+// DeepSeek-V3 (n_group 8, topk_group 4): on 8 nodes one group is one node, so a token reaches
+// at most 4 nodes (arXiv:2412.19437 §2.1.2, "at most M = 4 nodes"); on 16 nodes a group spans 2
+// nodes, so 8; on 4 nodes two groups share a node and the limit maps onto no node count.
+TEST(FlexDispatchTest, GroupLimitedRoutingCapsTheDomainsATokenReaches) {
+  EXPECT_EQ(GroupLimitedDomains(8, 4, 8), 4);
+  EXPECT_EQ(GroupLimitedDomains(8, 4, 16), 8);
+  EXPECT_EQ(GroupLimitedDomains(8, 4, 4), 0);
+  EXPECT_EQ(GroupLimitedDomains(0, 0, 8), 0);  // no groups (Kimi-K2's n_group 1)
+}
+
 // DeepEP's bandwidth accounting (deepseek-ai/DeepEP tests/test_internode.py and
 // test_intranode.py): internode "RDMA" GB/s = (token, node) pairs including the local node ·
 // hidden bytes / kernel time; intranode "NVL" GB/s = received rows · hidden bytes / time.

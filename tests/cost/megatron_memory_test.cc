@@ -129,6 +129,22 @@ TEST(MegatronMemoryTest, MoeQwen3SplitsExpertsOverExpertDataParallel) {
   EXPECT_THAT(estimate.notes, Contains(HasSubstr("--ffn-hidden-size 5440")));
 }
 
+// DeepSeek-V3, W = 256, t = 2 (SP), p = 8, e = 32, u = 1 -> d = 16; distributed optimizer.
+// The MLA branch of compute_weight_and_optimizer_memory (:62-80): P_att = q_term + kv_term +
+// h·rope + n·v·h = 1536·(7168 + 128·192 + 1) + 512·(7168 + 128·256 + 1) + 7168·64 +
+// 128·128·7168 = 48,760,320 + 20,447,744 + 458,752 + 117,440,512 = 187,107,328. Evaluated with
+// Megatron-LM d98e8a64's Python function itself (args: the MLA fields, moe_layer_freq
+// [0]*3 + [1]*58, mtp_num_layers 1, shared 2048, padded vocab 129,280, untied):
+// 62,724,784,320 bytes on the most loaded rank.
+TEST(MegatronMemoryTest, DeepSeekV3UsesTheMlaAttentionTerm) {
+  config::TrainingConfig training = Training(256, 2, 8);
+  training.parallel.expert = 32;
+  training.parallel.expert_tensor = 1;
+  const MegatronMemoryEstimate estimate =
+      MegatronTheoreticalMemory(io::LoadPreset("DeepSeek-V3"), training);
+  EXPECT_EQ(estimate.weights_and_optimizer_bytes, 62'724'784'320);
+}
+
 TEST(MegatronMemoryTest, HybridModelIsComputedWithANote) {
   config::TrainingConfig training = Training(16, 2, 1);
   training.parallel.expert = 8;

@@ -139,6 +139,26 @@ TEST(MemoryTest, ForwardOnlyKeepsWeightsAndOneBlockOfActivations) {
   EXPECT_LT(eval.activations_bytes, train.activations_bytes);
 }
 
+// slime's and AReaL's log-prob passes run inside the training engine, whose gradient buffers
+// stay allocated (slime actor.py compute_log_prob on the DDP-wrapped actor): the same grads as
+// training, but no optimizer-step transient and one block of activations.
+TEST(MemoryTest, SlimeForwardOnlyKeepsTheGradientBuffers) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  training.batch.global_batch_size = 16;
+  training.framework.framework = config::Framework::kSlime;
+  const RankMemory train = EstimateMemory(model, training).stages[0];
+  training.forward_only = true;
+  const RankMemory eval = EstimateMemory(model, training).stages[0];
+  EXPECT_GT(eval.grads_bytes, 0);
+  EXPECT_EQ(eval.grads_bytes, train.grads_bytes);
+  EXPECT_EQ(eval.optimizer_bytes, train.optimizer_bytes);
+  EXPECT_EQ(eval.optimizer_step_bytes, 0);
+  EXPECT_EQ(eval.in_flight_micro_batches, 0);
+  training.framework.framework = config::Framework::kVerl;  // verl loads params without grads
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].grads_bytes, 0);
+}
+
 // slime's duplicated GDN (slime_plugins/models/hf_attention.py) on Qwen3.5-35B-A3B layer 0 at
 // t 2, c 4, SP, s 4096, b 1: the rank keeps the input norm of its 512 tokens (input and rstd),
 // the gathered 4096-token input that in_proj saves and the whole GDN's tensors over 4096 tokens;
@@ -166,6 +186,38 @@ TEST(MemoryTest, SlimeGdnSavesTheWholeSequencesTensors) {
                 internal::LayerActivationBytesNoRecompute(graph::MakeLayerOpContext(model, core),
                                                           layer, 1.0),
             slime_gdn - core_gdn);
+}
+
+// --deterministic-mode saves what autograd keeps of Megatron-Core's torch-native chunked delta
+// rule (gdn.py:422-527) and F.conv1d path. Qwen3.5-35B-A3B layer 0 (GDN: H_v 32, H_k 16,
+// d_k = d_v = 128, conv 4, C = 64) at t 2, b 4, s 4096, derived by hand:
+//   fp32 floats per (sequence, value head, chunk) = C·(7·d_k + 3·d_v + 6C + 4)
+//     + Σ_{i=1}^{C−1}(i + i²) + d_k·d_v = 64·1668 + 2016 + 85,344 + 16,384 = 210,496;
+//   × 4 bytes × (4 sequences · 16 heads) × 64 chunks = 3,448,766,464 bytes;
+//   + the conv input copy 4·4096·(8192/2)·2 = 134,217,728 and SiLU's input, the conv output of
+//     4096 + 3 positions, 4·4099·4096·2 = 134,316,032;
+//   − FLA's WY matrix 16,384·16·64·2 = 33,554,432 and the bf16 v 16,384·2048·2 = 67,108,864:
+//   3,616,636,928 bytes (3.37 GiB) more per GDN layer and micro-batch.
+TEST(MemoryTest, DeterministicGdnKeepsTheTorchChunkLoopsFp32Tensors) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig fla;
+  fla.parallel = {.world_size = 8, .tensor = 2, .expert = 8, .expert_tensor = 1};
+  fla.sequence_parallel = true;
+  fla.batch.micro_batch_size = 4;
+  fla.batch.seq_length = 4096;
+  config::TrainingConfig deterministic = fla;
+  deterministic.deterministic = true;
+  const config::LayerSpec gdn = model.layers[0];
+  ASSERT_EQ(gdn.mixer, config::MixerKind::kGatedDeltaNet);
+  const auto bytes = [&](const config::TrainingConfig& training, const config::LayerSpec& layer) {
+    return internal::LayerActivationBytesNoRecompute(graph::MakeLayerOpContext(model, training),
+                                                     layer, 1.0);
+  };
+  EXPECT_EQ(bytes(deterministic, gdn) - bytes(fla, gdn), int64_t{3'616'636'928});
+  // Attention layers do not change.
+  const config::LayerSpec attention = model.layers[3];
+  ASSERT_EQ(attention.mixer, config::MixerKind::kGatedAttention);
+  EXPECT_EQ(bytes(deterministic, attention), bytes(fla, attention));
 }
 
 TEST(MemoryTest, MegatronFsdpShardsWeightsGradsAndOptimizer) {
@@ -526,6 +578,38 @@ TEST(MemoryTest, OptimizerStepPhaseCanSetThePeak) {
   EXPECT_EQ(rank.reserved_bytes, rank.allocated_bytes + rank.allocated_bytes / 2);
   EXPECT_EQ(rank.peak_bytes, rank.reserved_bytes + kBytesPerGiB);
   EXPECT_EQ(rank.peak_bytes, states + rank.activations_bytes + rank.buffers_bytes);
+}
+
+// DeepSeek-V3 layer 0, t = 2 with SP, s = 4096, b = 1: 2048 sequence-shard tokens, 64 local
+// heads. The selective mla_up_proj recompute frees, per latent, the fp32 rsigma and the norm
+// output the up projection saves (q: 2048·4 + 2048·1536·2; kv: 2048·4 + 2048·512·2) and flash
+// attention's q, k, v (4096·(2·64·192 + 64·128)·2 = 268,435,456), and keeps the gathered RoPE key
+// (4096·64·2 = 524,288): 276,316,160 bytes less.
+TEST(MemoryTest, MlaUpProjectionRecomputeFreesTheLatentNormOutputsAndQkv) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 2, .tensor = 2};
+  training.sequence_parallel = true;
+  training.batch = {.micro_batch_size = 1, .seq_length = 4096};
+  training.sequence_layout = config::SequenceLayout::kBshd;
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  training.recompute.modules = {"core_attn"};
+  const int64_t kept = internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training),
+                                                      model.layers[0], 1.0);
+  training.recompute.modules = {"core_attn", "mla_up_proj"};
+  const int64_t recomputed = internal::LayerActivationBytes(
+      graph::MakeLayerOpContext(model, training), model.layers[0], 1.0);
+  EXPECT_EQ(kept - recomputed,
+            (2048 * 4 + 2048 * 1536 * 2) + (2048 * 4 + 2048 * 512 * 2) + 268'435'456 - 524'288);
+  EXPECT_EQ(kept - recomputed, 276'316'160);
+  // THD pads V to 192 for the kernel (multi_latent_attention.py:85-99): the kernel keeps V and
+  // its output at 192 (4096·64·64·2 + 4096·64·192·2 more), linear_proj the trimmed copy.
+  training.sequence_layout = config::SequenceLayout::kThd;
+  training.recompute.modules = {"core_attn"};
+  EXPECT_EQ(internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training),
+                                           model.layers[0], 1.0) -
+                kept,
+            4096 * 64 * 64 * 2 + 4096 * 64 * 192 * 2);
 }
 
 }  // namespace

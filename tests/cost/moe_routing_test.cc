@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "trainscope/error.h"
@@ -29,7 +30,7 @@ TEST(MoeRoutingTest, ZipfSharesAreNormalisedInversePowers) {
 TEST(MoeRoutingTest, ZipfLoadFactorOfASmallCaseByHand) {
   // Same shares on ep = 2: rank 0 holds experts 0 and 1, 18/25 of the tokens; the mean rank
   // holds 1/2: factor 2 · 18/25 = 36/25 = 1.44. top_k = 2 caps at 1/2 > 12/25, so no change.
-  const RoutingSkew skew{.zipf_exponent = 1.0};
+  const RoutingSkew skew{.zipf_exponent = 1.0, .placement = ExpertPlacement::kContiguous};
   EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(skew, 4, 1, 2), 36.0 / 25);
   EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(skew, 4, 2, 2), 36.0 / 25);
 }
@@ -44,7 +45,10 @@ TEST(MoeRoutingTest, ZipfSharesAreCappedAtOneOverTopK) {
   EXPECT_DOUBLE_EQ(shares[2], 8.0 / 61);
   EXPECT_DOUBLE_EQ(shares[3], 4.5 / 61);
   // ep = 2: rank 0 = 1/2 + 18/61 = 97/122, factor 2 · 97/122 = 97/61.
-  EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(RoutingSkew{.zipf_exponent = 2.0}, 4, 2, 2), 97.0 / 61);
+  EXPECT_DOUBLE_EQ(
+      BusiestRankLoadFactor(
+          RoutingSkew{.zipf_exponent = 2.0, .placement = ExpertPlacement::kContiguous}, 4, 2, 2),
+      97.0 / 61);
 }
 
 TEST(MoeRoutingTest, DirectLoadFactorIsReturnedAsGiven) {
@@ -92,6 +96,21 @@ TEST(MoeRoutingTest, HistogramWithWrongNumberOfExpertsNamesTheFile) {
   EXPECT_THAT([&] { (void)BusiestRankLoadFactor(skew, 4, 2, 2); },
               testing::ThrowsMessage<InputError>(testing::AllOf(
                   testing::HasSubstr("routing/hist.csv"), testing::HasSubstr("got 3"))));
+}
+
+TEST(MoeRoutingTest, RandomPlacementTakesTheMedianPairing) {
+  // E = 4, k = 2, s = 2: shares 1/2, 18/61, 8/61, 4.5/61 in popularity order (test above). On
+  // ep = 2 ranks of two experts a random placement pairs the most popular expert with one of the
+  // other three, each with probability 1/3: busiest rank 48.5/61, 38.5/61 or 35/61 of the
+  // assignments, factors 97/61, 77/61 and 70/61. The median placement is the middle one.
+  const RoutingSkew skew{.zipf_exponent = 2.0};
+  EXPECT_DOUBLE_EQ(BusiestRankLoadFactor(skew, 4, 2, 2), 77.0 / 61);
+  // Its shares are a permutation of the Zipf shares with the same busiest rank.
+  std::vector<double> shares = ExpertShares(skew, 4, 2, 2);
+  EXPECT_DOUBLE_EQ(std::max(shares[0] + shares[1], shares[2] + shares[3]), 38.5 / 61);
+  std::sort(shares.begin(), shares.end());
+  EXPECT_DOUBLE_EQ(shares[3], 0.5);
+  EXPECT_DOUBLE_EQ(shares[0], 4.5 / 61);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace trainscope::cost {
 namespace {
 
@@ -65,6 +68,24 @@ TEST(SequencePackingTest, FullLengthSamplesMatchTheDenseModel) {
   EXPECT_DOUBLE_EQ(p.bshd_useful_token_fraction, 1.0);
   EXPECT_DOUBLE_EQ(p.thd_packed_micro_batch_fill, 1.0);
   EXPECT_DOUBLE_EQ(p.thd_attention_flops_fraction, 1.0);
+}
+
+TEST(SequencePackingTest, DrawsTheApportionedSamplesInAFixedShuffledOrder) {
+  // Counts 3:1 over 8 samples: quotas 6 and 2, exactly.
+  const SequenceLengthHistogram histogram{.lengths = {100, 200}, .counts = {3, 1}};
+  std::vector<int64_t> lengths = DrawSampleLengths(histogram, 8);
+  EXPECT_EQ(lengths, DrawSampleLengths(histogram, 8));  // deterministic
+  std::sort(lengths.begin(), lengths.end());
+  EXPECT_EQ(lengths, (std::vector<int64_t>{100, 100, 100, 100, 100, 100, 200, 200}));
+}
+
+TEST(SequencePackingTest, DrawnRemaindersGoToTheShorterLengths) {
+  // Three equal counts over 2 samples: quotas 2/3 each, floors 0, equal remainders -> the two
+  // shorter lengths, 10 and 20.
+  std::vector<int64_t> lengths =
+      DrawSampleLengths({.lengths = {30, 10, 20}, .counts = {1, 1, 1}}, 2);
+  std::sort(lengths.begin(), lengths.end());
+  EXPECT_EQ(lengths, (std::vector<int64_t>{10, 20}));
 }
 
 }  // namespace

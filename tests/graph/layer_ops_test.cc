@@ -215,6 +215,60 @@ TEST(LayerOpsTest, SlimeDuplicatesTheGatedDeltaNetOnEveryTensorAndContextRank) {
             2 * Named(duplicated, "gdn.kernel").flops);
 }
 
+// --deterministic-mode: Megatron-Core's torch_chunk_gated_delta_rule (gdn.py:422-527) instead of
+// FLA. Qwen3.5-35B-A3B layer 0 at t 2, b 4, s 4096: 4·32/2 = 64 (sequence, value head) pairs of
+// L = 4096 positions, N = 64 chunks of C = 64, d_k = d_v = 128. Counted by hand from that code:
+//   FLOPs per pair = L·(6C·d_k + 4C·d_v + 6·d_k·d_v) + N·(C−1)C(2C−1)/3
+//                  = 4096·180,224 + 64·170,688 = 749,121,536
+//   bytes per pair = L·(116·d_k + 106·d_v + 132·C) + N·32·d_k·d_v + N·[18(C−1)C + 10(C−1)C(2C−1)/3]
+//                  = 4096·36,864 + 33,554,432 + 64·1,779,456 = 298,434,560
+//   launches = 41 + 6(C−1) + 18N = 1571 eager ops; backward twice each.
+TEST(LayerOpsTest, DeterministicModeRunsTheTorchNativeChunkLoop) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 8, .tensor = 2, .expert = 8, .expert_tensor = 1};
+  training.sequence_parallel = true;
+  training.batch.micro_batch_size = 4;
+  training.batch.seq_length = 4096;
+  training.deterministic = true;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> forward = DecoderLayerForward(context, 0);
+  const Op torch = Named(forward, "gdn.torch_chunk");
+  EXPECT_EQ(torch.role.kind, OpKind::kGdnTorchKernel);
+  EXPECT_EQ(torch.flops, int64_t{64} * 749'121'536);
+  EXPECT_EQ(torch.bytes, int64_t{64} * 298'434'560);
+  EXPECT_EQ(torch.num_launches, 1571);
+  for (const Op& op : forward) EXPECT_NE(op.name, "gdn.kernel");
+  // F.conv1d path: 3 launches (contiguous copy, conv, SiLU).
+  EXPECT_EQ(Named(forward, "gdn.conv1d").num_launches, 3);
+  const Op backward = Named(DecoderLayerBackward(context, 0), "gdn.torch_chunk.backward");
+  EXPECT_EQ(backward.flops, 2 * torch.flops);
+  EXPECT_EQ(backward.num_launches, 2 * 1571);
+}
+
+// Host launches per op (graph/op_sink.h KernelLaunches): a TE GEMM module call counts 3, a
+// grouped GEMM 3 plus one per local expert, FLA's delta rule 6 forward and 9 backward Triton
+// kernels, communication none. Qwen3.5-35B-A3B at EP 8: 256/8 = 32 local experts.
+TEST(LayerOpsTest, OpsCarryTheirHostLaunches) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 8, .tensor = 2, .expert = 8, .expert_tensor = 1};
+  training.sequence_parallel = true;
+  training.moe.grouped_gemm = true;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> forward = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(forward, "gdn.in_proj").num_launches, 3);
+  EXPECT_EQ(Named(forward, "gdn.kernel").num_launches, 6);
+  EXPECT_EQ(Named(forward, "moe.experts.linear_fc1").num_launches, 3 + 32);
+  EXPECT_EQ(Named(DecoderLayerBackward(context, 0), "gdn.kernel.backward").num_launches, 9);
+  for (const Op& op : forward) {
+    if (op.IsComm()) {
+      EXPECT_EQ(op.num_launches, 0) << op.name;
+    }
+  }
+}
+
 // Example: A = 16 MiB, dispatch A2A 64 MiB, probs 64 KiB (fp32), metadata AG 8 KiB, aux AR 1 KiB.
 TEST(LayerOpsTest, ReproducesWorkedExampleAllToAllSizes) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
@@ -511,6 +565,61 @@ TEST(LayerOpsTest, SlidingWindowLayersAttendOnlyTheWindow) {
   EXPECT_EQ(Named(DecoderLayerForward(context, 1), "attention.core").flops, 68'719'476'736);
 }
 
+// DeepSeek-V3 layer 0 (dense), t = 2 with SP, s = 4096, b = 1 (multi_latent_attention.py with
+// the TE spec): the down projections are replicated TELinears on the 2048-token sequence shard;
+// SP gathers the q latent (4096·1536·2 B), the kv latent (4096·512·2 B) and the shared RoPE key
+// (4096·64·2 B) instead of the hidden states; q_up gives n/t·(nope+rope) = 64·192, kv_up
+// n/t·(nope+v) = 64·256, linear_proj reads n/t·v = 64·128. Core attention: QKᵀ over d_qk = 192
+// and PV over d_v = 128, causal: b·(n/t)·(192 + 128)·s² = 64·320·4096² = 343,597,383,680.
+TEST(LayerOpsTest, MlaProjectsThroughReplicatedDownAndColumnParallelUpProjections) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  const config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "attention.linear_q_down_proj").gemm,
+            (GemmShape{.m = 2048, .n = 1536, .k = 7168, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_kv_down_proj").gemm,
+            (GemmShape{.m = 2048, .n = 576, .k = 7168, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_q_up_proj").gemm,
+            (GemmShape{.m = 4096, .n = 12288, .k = 1536, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_kv_up_proj").gemm,
+            (GemmShape{.m = 4096, .n = 16384, .k = 512, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_proj").gemm,
+            (GemmShape{.m = 4096, .n = 7168, .k = 8192, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_q_up_proj.ag_input").message_bytes, 4096 * 1536 * 2);
+  EXPECT_EQ(Named(fwd, "attention.linear_kv_up_proj.ag_input").message_bytes, 4096 * 512 * 2);
+  EXPECT_EQ(Named(fwd, "attention.k_pos_emb.ag").message_bytes, 4096 * 64 * 2);
+  EXPECT_FALSE(HasOp(fwd, "attention.linear_qkv"));
+  EXPECT_EQ(Named(fwd, "attention.core").flops, 343'597'383'680);
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  EXPECT_EQ(Named(bwd, "attention.core.backward").flops, 2 * 343'597'383'680);
+  EXPECT_EQ(Named(bwd, "attention.linear_q_down_proj.wgrad").flops, 2LL * 2048 * 1536 * 7168);
+  EXPECT_EQ(Named(bwd, "attention.k_pos_emb.rs_grad").message_bytes, 4096 * 64 * 2);
+  // Packed THD pads V to 192 before the kernel (multi_latent_attention.py:85-99):
+  // 64·(192 + 192)·4096².
+  config::TrainingConfig thd = training;
+  thd.sequence_layout = config::SequenceLayout::kThd;
+  EXPECT_EQ(Named(DecoderLayerForward(MakeLayerOpContext(model, thd), 0), "attention.core").flops,
+            412'316'860'416);
+  // The down projections add no TP collective: per pair (q_up, kv_up, proj) fwd AG/RS, bwd
+  // AG, RS (column) or AG (row), plus the k_pos_emb gather and its reduce-scatter.
+  int64_t tp_ops = 0;
+  for (const Op& op : Filter(fwd, GroupKind::kTp)) tp_ops += op.role.block == OpBlock::kAttention;
+  EXPECT_EQ(tp_ops, 4);
+}
+
+// Moonlight has no q_lora_rank: q comes from one column-parallel linear_q_proj over the gathered
+// hidden states.
+TEST(LayerOpsTest, MlaWithoutQLoraProjectsQueryFromTheHiddenStates) {
+  const config::ModelConfig model = io::LoadPreset("Moonlight-16B-A3B");
+  const config::TrainingConfig training = Training(2, true);
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  EXPECT_FALSE(HasOp(fwd, "attention.linear_q_down_proj"));
+  EXPECT_EQ(Named(fwd, "attention.linear_q_proj").gemm,
+            (GemmShape{.m = 4096, .n = 8 * 192, .k = 2048, .groups = 1}));
+  EXPECT_EQ(Named(fwd, "attention.linear_q_proj.ag_input").message_bytes, 4096 * 2048 * 2);
+}
+
 TEST(LayerOpsTest, SelectiveCoreAttentionRecomputeReplaysCommunicationOnlyWithCp) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   config::TrainingConfig training = Training(2, true);
@@ -645,6 +754,30 @@ TEST(LayerOpsTest, SwiGluActivationSitsBetweenFc1AndFc2) {
   EXPECT_EQ(IndexOf(bwd, "mlp.activation.backward"), IndexOf(bwd, "mlp.linear_fc2.wgrad") + 1);
 }
 
+// docs/workload.md, MLA forward order: the input norm, both replicated down projections, the
+// latent norms, the up projections, RoPE, the kernel, linear_proj; SP collectives: the RoPE key
+// gather, the two latent gathers and linear_proj's reduce-scatter.
+TEST(LayerOpsTest, MlaForwardRunsInMegatronsOrder) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  const config::TrainingConfig training = Training(2, true);
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  const std::vector<std::string> compute = ComputeNames(fwd);
+  const std::vector<std::string> attention(compute.begin(), compute.begin() + 10);
+  EXPECT_EQ(attention,
+            (std::vector<std::string>{"attention.input_norm", "attention.linear_q_down_proj",
+                                      "attention.linear_kv_down_proj", "attention.q_layernorm",
+                                      "attention.kv_layernorm", "attention.linear_q_up_proj",
+                                      "attention.linear_kv_up_proj", "attention.rope",
+                                      "attention.core", "attention.linear_proj"}));
+  std::vector<std::string> comms;
+  for (const Op& op : CommOps(fwd)) {
+    if (op.role.block == OpBlock::kAttention) comms.push_back(op.name);
+  }
+  EXPECT_EQ(comms, (std::vector<std::string>{
+                       "attention.k_pos_emb.ag", "attention.linear_q_up_proj.ag_input",
+                       "attention.linear_kv_up_proj.ag_input", "attention.linear_proj.rs_output"}));
+}
+
 // docs/workload.md: a Qwen3 dense layer forward has 11 compute ops and 15 in backward.
 TEST(LayerOpsTest, DenseLayerHasElevenForwardComputeOps) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
@@ -697,6 +830,22 @@ TEST(LayerOpsTest, SelectiveRecomputeReplaysNormAndActivationModules) {
   const config::ModelConfig dense = io::LoadPreset("Qwen3-8B");
   EXPECT_TRUE(
       DecoderLayerRecompute(MakeLayerOpContext(dense, training), 0, false).empty());  // fused
+}
+
+// Selective mla_up_proj recompute replays the latent norms, both up projections with their SP
+// gathers, and RoPE (multi_latent_attention.py:983-988); core_attn adds the kernel.
+TEST(LayerOpsTest, MlaUpProjRecomputeReplaysTheUpProjectionsAndRope) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  config::TrainingConfig training = Training(2, true);
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  training.recompute.modules = {"mla_up_proj"};
+  const std::vector<Op> ops = DecoderLayerRecompute(MakeLayerOpContext(model, training), 0, false);
+  EXPECT_EQ(ComputeNames(ops),
+            (std::vector<std::string>{"attention.q_layernorm", "attention.kv_layernorm",
+                                      "attention.linear_q_up_proj", "attention.linear_kv_up_proj",
+                                      "attention.rope"}));
+  EXPECT_EQ(Named(ops, "attention.linear_q_up_proj.ag_input").message_bytes, 4096 * 1536 * 2);
+  EXPECT_EQ(Named(ops, "attention.linear_kv_up_proj.ag_input").message_bytes, 4096 * 512 * 2);
 }
 
 // The final norm precedes the LM head's AG; Qwen3.5-9B's MTP layer adds enorm, hnorm and its

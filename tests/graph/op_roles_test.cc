@@ -132,6 +132,7 @@ TEST(OpRolesTest, CoreKernelsAndGemmPassesMatchTheirNames) {
       const bool backward = op.name.ends_with(".backward");
       EXPECT_EQ(op.role.kind == OpKind::kAttentionCore, StartsWith(op.name, "attention.core"));
       EXPECT_EQ(op.role.kind == OpKind::kGdnKernel, StartsWith(op.name, "gdn.kernel"));
+      EXPECT_EQ(op.role.kind == OpKind::kGdnTorchKernel, StartsWith(op.name, "gdn.torch_chunk"));
       if (op.role.kind == OpKind::kAttentionCore || op.role.kind == OpKind::kGdnKernel) {
         EXPECT_EQ(op.role.pass == OpPass::kBackward, backward);
       }

@@ -83,6 +83,127 @@ TEST(ParamCountTest, ReproducesPublishedGptOssCounts) {
   EXPECT_EQ(small.active - 201'088LL * 2880, 3'608'307'264);  // 3.61B
 }
 
+// DeepSeek-V3-architecture dimensions, for the hand counts below.
+struct MlaMoeDims {
+  int64_t h, vocab, layers, dense_layers, ffn, experts, expert_ffn, shared, heads, q_lora, kv_lora,
+      nope, rope, v, top_k;
+};
+
+// One MLA block, tensor by tensor (transformers DeepseekV3Attention): q_a_proj [q_lora, H],
+// q_a_layernorm [q_lora], q_b_proj [n·(nope+rope), q_lora] (or q_proj [n·(nope+rope), H] without
+// q_lora), kv_a_proj_with_mqa [kv_lora+rope, H], kv_a_layernorm [kv_lora],
+// kv_b_proj [n·(nope+v), kv_lora], o_proj [H, n·v].
+int64_t Mla(const MlaMoeDims& d) {
+  const int64_t q = d.q_lora > 0
+                        ? d.q_lora * d.h + d.q_lora + d.heads * (d.nope + d.rope) * d.q_lora
+                        : d.heads * (d.nope + d.rope) * d.h;
+  return q + (d.kv_lora + d.rope) * d.h + d.kv_lora + d.heads * (d.nope + d.v) * d.kv_lora +
+         d.h * d.heads * d.v;
+}
+
+// MoE block without its routed experts: gate [E, H], e_score_correction_bias [E], and the
+// shared experts (gate/up/down of moe_intermediate_size each).
+int64_t MoeRest(const MlaMoeDims& d) {
+  return d.experts * d.h + d.experts + d.shared * 3 * d.h * d.expert_ffn;
+}
+
+int64_t RoutedExperts(const MlaMoeDims& d, int64_t count) { return count * 3 * d.h * d.expert_ffn; }
+
+// Decoder layers, final norm, embedding and LM head; `experts_per_token` 0 counts all experts.
+int64_t MainModel(const MlaMoeDims& d, int64_t experts) {
+  const int64_t dense = d.dense_layers * (Mla(d) + 2 * d.h + 3 * d.h * d.ffn);
+  const int64_t moe =
+      (d.layers - d.dense_layers) * (Mla(d) + 2 * d.h + MoeRest(d) + RoutedExperts(d, experts));
+  return dense + moe + d.h + 2 * d.vocab * d.h;
+}
+
+constexpr MlaMoeDims kDeepSeekV3{7168, 129280, 61,  3,   18432, 256, 2048, 1,
+                                 128,  1536,   512, 128, 64,    128, 8};
+
+// Number of 128x128 FP8 blocks of a [rows, cols] weight: one fp32 weight_scale_inv each.
+int64_t Fp8Scales(int64_t rows, int64_t cols) {
+  return ((rows + 127) / 128) * ((cols + 127) / 128);
+}
+
+TEST(ParamCountTest, ReproducesPublishedDeepSeekV3Counts) {
+  const MlaMoeDims& d = kDeepSeekV3;
+  const ParamCounts counts = CountParams(io::LoadPreset("deepseek-ai/DeepSeek-V3"));
+  // Main model: 671B (arXiv:2412.19437 §4.2, Table 1 of the HF card: 671B total, 37B activated).
+  EXPECT_EQ(counts.text_total, MainModel(d, d.experts));
+  EXPECT_EQ(counts.text_total, 671'026'419'200);
+  EXPECT_EQ(counts.text_total / 1'000'000'000, 671);
+  // MTP module (multi_token_prediction.py): enorm, hnorm, eh_proj [H, 2H], one MoE decoder layer,
+  // and the shared-head norm. Megatron shares the embedding and output layer with the main model.
+  const int64_t mtp =
+      2 * d.h + 2 * d.h * d.h + Mla(d) + 2 * d.h + MoeRest(d) + RoutedExperts(d, d.experts) + d.h;
+  EXPECT_EQ(counts.mtp, mtp);
+  EXPECT_EQ(counts.mtp, 11'610'068'224);
+  EXPECT_EQ(counts.total, counts.text_total + counts.mtp);
+  // The HF checkpoint stores the MTP layer's own embed_tokens and shared_head.head (2·V·H) and one
+  // fp32 weight_scale_inv per 128x128 block of every FP8 linear (all attention and MLP linears;
+  // not the embeddings, the gates or eh_proj). Its safetensors total is 684,531,386,000 ("685B" =
+  // 671B + 14B MTP; huggingface.co/api/models/deepseek-ai/DeepSeek-V3?expand[]=safetensors).
+  const int64_t attention_scales =
+      Fp8Scales(d.q_lora, d.h) + Fp8Scales(d.heads * (d.nope + d.rope), d.q_lora) +
+      Fp8Scales(d.kv_lora + d.rope, d.h) + Fp8Scales(d.heads * (d.nope + d.v), d.kv_lora) +
+      Fp8Scales(d.h, d.heads * d.v);
+  const auto mlp_scales = [&](int64_t f) { return 2 * Fp8Scales(f, d.h) + Fp8Scales(d.h, f); };
+  const int64_t moe_layer_scales =
+      attention_scales + (d.experts + d.shared) * mlp_scales(d.expert_ffn);
+  const int64_t scales = d.dense_layers * (attention_scales + mlp_scales(d.ffn)) +
+                         (d.layers - d.dense_layers + 1) * moe_layer_scales;
+  EXPECT_EQ(counts.total + 2 * d.vocab * d.h + scales, 684'531'386'000);
+  // Activated: 8 of 256 routed experts per MoE layer, MTP excluded (37.55B; "37B").
+  EXPECT_EQ(counts.active, MainModel(d, d.top_k));
+  EXPECT_EQ(counts.active, 37'552'297'472);
+  EXPECT_EQ(counts.active / 1'000'000'000, 37);
+}
+
+TEST(ParamCountTest, KimiK2AndMoonlightFollowTheDeepSeekV3Formulas) {
+  // Kimi-K2 (moonshotai/Kimi-K2-Instruct): 64 heads, 384 experts, one dense layer, no MTP. The
+  // card's "1T total, 32B activated" (32B without the input embedding); 1,026,408,232,448 is the
+  // logical parameter count recomputed from the checkpoint's safetensors headers (FP8 scales
+  // excluded) as public checkpoint audits and provider listings quote it.
+  constexpr MlaMoeDims kimi{7168, 163840, 61,  1,   18432, 384, 2048, 1,
+                            64,   1536,   512, 128, 64,    128, 8};
+  const ParamCounts k2 = CountParams(io::LoadPreset("moonshotai/Kimi-K2"));
+  EXPECT_EQ(k2.total, MainModel(kimi, kimi.experts));
+  EXPECT_EQ(k2.total, 1'026'408'232'448);
+  EXPECT_EQ(k2.mtp, 0);
+  EXPECT_EQ(k2.active, MainModel(kimi, kimi.top_k));
+  EXPECT_EQ((k2.active - kimi.vocab * kimi.h) / 1'000'000'000, 31);  // 31.69B, "32B"
+  // Moonlight-16B-A3B: q_lora_rank null (q_proj from H), two shared experts, 64 experts top-6.
+  // The Moonlight README: 16B total, 3B activated; 2.24B activated without both embeddings.
+  constexpr MlaMoeDims moon{2048, 163840, 27, 1, 11264, 64, 1408, 2, 16, 0, 512, 128, 64, 128, 6};
+  const ParamCounts moonlight = CountParams(io::LoadPreset("Moonlight-16B-A3B"));
+  EXPECT_EQ(moonlight.total, MainModel(moon, moon.experts));
+  EXPECT_EQ(moonlight.total, 15'960'110'208);
+  EXPECT_EQ(moonlight.active, MainModel(moon, moon.top_k));
+  EXPECT_EQ(moonlight.active - 2 * moon.vocab * moon.h, 2'243'687'552);
+}
+
+TEST(ParamCountTest, MlaDownProjectionsAreReplicatedOverTensorParallel) {
+  // Megatron's TE spec builds linear_q_down_proj / linear_kv_down_proj as TELinear 'duplicated':
+  // every TP rank holds them whole, and their fused layer norms; the up projections and
+  // linear_proj are split.
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  const std::vector<WeightTensor> layer = DecoderLayerWeights(model, model.layers.front());
+  const config::ParallelSizes tp8{.tensor = 8};
+  int64_t replicated = 0;
+  int64_t split = 0;
+  for (const WeightTensor& tensor : layer) {
+    if (tensor.component == Component::kDenseMlp) continue;
+    const int64_t shard = ShardNumel(tensor, tp8, /*padded_vocab=*/0);
+    (tensor.split == Split::kReplicated ? replicated : split) += shard;
+  }
+  const MlaMoeDims& d = kDeepSeekV3;
+  EXPECT_EQ(replicated,
+            d.q_lora * d.h + d.q_lora + (d.kv_lora + d.rope) * d.h + d.kv_lora + 2 * d.h);
+  EXPECT_EQ(split, (d.heads * (d.nope + d.rope) * d.q_lora + d.heads * (d.nope + d.v) * d.kv_lora +
+                    d.h * d.heads * d.v) /
+                       8);
+}
+
 // The hybrid formulas of docs/params.md, evaluated by hand for one model.
 struct HybridDims {
   int64_t h, nh, nkv, hd, nk, dk, nv, dv, kernel, layers, vocab;

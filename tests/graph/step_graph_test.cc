@@ -319,6 +319,26 @@ TEST(StepGraphTest, OncePerStepOpsFollowFinalizeThenOptimizerOrder) {
   EXPECT_EQ(names, expected);
 }
 
+// MLA's down projections are TELinear 'duplicated': under SP every TP rank's copy sees other
+// tokens, and Megatron marks them sequence_parallel, so finalize_model_grads all-reduces them
+// over TP with the norms and the router
+// (megatron/core/extensions/transformer_engine.py:1310-1318). DeepSeek-V3 stage 0
+// of TP2 PP4 (first stage 15 layers: 3 dense + 12 MoE), fp32 grads:
+//   per layer q_down 1536·7168 + q norm 1536 + kv_down 576·7168 + kv norm 512 + 2·7168 norms
+//   per MoE layer + router 256·7168 + expert bias 256.
+TEST(StepGraphTest, MlaDownProjectionGradientsJoinTheTensorParallelAllReduce) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 8, .tensor = 2, .pipeline = 4};
+  training.split = {.first_stage_layers = 15, .last_stage_layers = 14};
+  training.sequence_parallel = true;
+  training.batch = {.micro_batch_size = 1, .global_batch_size = 4, .seq_length = 4096};
+  const std::vector<Op> ar = Named(BuildStepGraph(model, training, 0), "tp.replicated_grad");
+  ASSERT_EQ(ar.size(), 1u);
+  const int64_t mla = 1536 * 7168 + 1536 + 576 * 7168 + 512 + 2 * 7168;
+  EXPECT_EQ(ar.front().message_bytes, 4 * (15 * mla + 12 * (256 * 7168 + 256)));
+}
+
 TEST(StepGraphTest, FullBlockRecomputeReplaysOnlyTheFirstLayersOfEachChunk) {
   const config::ModelConfig model = TinyModel();
   config::TrainingConfig training = Training(1, 1, 1, 1);
@@ -450,6 +470,25 @@ TEST(StepGraphTest, MegatronFlopsOfGdnHybridCountsTheMtpLayerAsLinearAttention) 
   const int64_t core = int64_t{256} * 256 * (6 * 4096) * 10;
   EXPECT_EQ(static_cast<int64_t>(MegatronModelFlopsPerStep(model, training)),
             n * (ffn + gdn + attention + mtp + head) + core);
+}
+
+TEST(StepGraphTest, MegatronFlopsOfDeepSeekV3FollowTheMlaBranch) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  const config::TrainingConfig training = Training(1, 1, 1, 1);  // GBS 1, s = 256
+  // training.py num_floating_point_operations, multi_latent_attention branch: h = 7168, n = 128,
+  // q_lora = 1536, kv_lora = 512, nope = 128, rope = 64, v = 128. L = 61 + 1 MTP: 3 dense
+  // (F = 18432), 58 + 1 MoE (F_e = 2048, k = 8, F_s = 2048). V = ceil(129280/128)·128 = 129,280.
+  const int64_t n = 256;
+  const int64_t ffn = int64_t{6} * 7168 * (18432 * 3 * 3 + (2048 * 8 * 3 + 2048 * 3) * 59);
+  const int64_t q_term = int64_t{1536} * (7168 + 128 * 192 + 1);
+  const int64_t kv_term = int64_t{512} * (7168 + 128 * 256 + 1);
+  const int64_t attention = 6 * (q_term + kv_term + 7168 * 64 + 128 * 128 * 7168) * int64_t{62};
+  const int64_t mtp = int64_t{6} * (3 * 7168 + 2 * 7168 * 7168);
+  const int64_t head = int64_t{6} * 7168 * 129280 * 2;
+  // Core: 6·(n·(nope + rope)/2 + n·v/2) per token and key, 62 attention layers.
+  const int64_t core = int64_t{256} * 256 * 6 * (128 * 192 / 2 + 128 * 128 / 2) * 62;
+  EXPECT_EQ(static_cast<int64_t>(MegatronModelFlopsPerStep(model, training)),
+            n * (ffn + attention + mtp + head) + core);
 }
 
 }  // namespace

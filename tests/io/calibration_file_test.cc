@@ -67,6 +67,16 @@ TEST(CalibrationFileTest, RejectsUnknownGpuOrOutOfRangeScale) {
   ExpectError(R"({"gpu_throughput_scale": [1.1]})", "gpu_throughput_scale");
 }
 
+TEST(CalibrationFileTest, OverridesThePerLaunchHostSecondsOfEachHostCpu) {
+  const CalibrationOverrides overrides = ParseCalibration(
+      R"({"launch_host_seconds_x86": 5e-6, "launch_host_seconds_grace": 0})", "cal.json");
+  const cost::ComputeEfficiency applied = ApplyCalibration(overrides, cost::ComputeEfficiency{});
+  EXPECT_EQ(applied.launch_host_seconds_x86, 5e-6);
+  EXPECT_EQ(applied.launch_host_seconds_grace, 0.0);
+  ExpectError(R"({"launch_host_seconds_x86": -1e-6})", "launch_host_seconds_x86");
+  ExpectError(R"({"launch_host_seconds_grace": "35us"})", "launch_host_seconds_grace");
+}
+
 TEST(CalibrationFileTest, RejectsUnknownKey) {
   ExpectError(R"({"gemm_efficiency": 0.5})", "gemm_efficiency");
 }

@@ -53,6 +53,26 @@ TEST(ClusterFileTest, ParsesYaml) {
   EXPECT_FALSE(file.gpus_per_node.has_value());
 }
 
+TEST(ClusterFileTest, ComputeCapabilityOverridesThePresets) {
+  const ClusterFile file = ParseClusterFile("gpu: L20\ncompute_capability: 9.0\n", "c.yaml");
+  EXPECT_EQ(file.compute_capability, (config::ComputeCapability{9, 0}));
+  EXPECT_EQ(ParseClusterFile(R"({"compute_capability": 10.3})", "c.json").compute_capability,
+            (config::ComputeCapability{10, 3}));
+  const std::string path = WriteTemp("cc.yaml", "gpu: L20\ncompute_capability: 9.0\n");
+  EXPECT_EQ(ResolveCluster({.cluster_path = path}).gpu.compute_capability,
+            (config::ComputeCapability{9, 0}));
+  EXPECT_EQ(ResolveCluster({.gpu = "L20"}).gpu.compute_capability,
+            (config::ComputeCapability{8, 9}));
+}
+
+TEST(ClusterFileTest, RejectsComputeCapabilityWithoutMinor) {
+  EXPECT_THAT([] { (void)ParseClusterFile("compute_capability: 9\n", "c.yaml"); },
+              ThrowsMessage<InputError>(
+                  HasSubstr("c.yaml: compute_capability: expected a compute capability")));
+  EXPECT_THAT([] { (void)ParseClusterFile(R"({"compute_capability": "9.0"})", "c.json"); },
+              ThrowsMessage<InputError>(HasSubstr("c.json: compute_capability:")));
+}
+
 TEST(ClusterFileTest, RejectsUnknownKeyNamingIt) {
   EXPECT_THAT([] { (void)ParseClusterFile("gpus_per_nodes: 8\n", "c.yaml"); },
               ThrowsMessage<InputError>(AllOf(HasSubstr("c.yaml: gpus_per_nodes: unknown key"),
@@ -140,7 +160,7 @@ TEST(ClusterFileTest, ResolveAppliesPresetThenFileThenFlags) {
       WriteTemp("precedence.json",
                 R"({"gpu": "GB200", "scale_out_gbps": 800, "nvlink_domain": 36, "nvls": false,
           "links": {"nvlink_bus_efficiency": 0.7}})");
-  // The file picks GB200 (preset: trays of 4, domain 72) and overrides the NIC and domain.
+  // The file picks GB200 (preset: trays of 4, domain 64) and overrides the NIC and domain.
   const config::ClusterSpec from_file = ResolveCluster({.cluster_path = path});
   EXPECT_EQ(from_file.gpu.name, "GB200");
   EXPECT_EQ(from_file.gpus_per_node, 4);

@@ -22,7 +22,8 @@ TEST(HfConfigLoaderTest, LoadsEveryBuiltInPreset) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW((void)LoadPreset(name));
   }
-  EXPECT_EQ(PresetNames().size(), 29u);  // 17 Qwen + 8 Llama + 2 Mixtral + 2 GPT-OSS
+  // 17 Qwen + 8 Llama + 2 Mixtral + 2 GPT-OSS + DeepSeek-V3, Kimi-K2, Moonlight-16B-A3B
+  EXPECT_EQ(PresetNames().size(), 32u);
 }
 
 // openai/gpt-oss-120b config.json: alternating sliding_attention / full_attention layers with a
@@ -52,6 +53,80 @@ TEST(HfConfigLoaderTest, ReadsGptOssSlidingLayersBiasesAndExperts) {
                             "x.json");
       },
       ThrowsMessage<InputError>(HasSubstr("attention_bias")));
+}
+
+TEST(HfConfigLoaderTest, ReadsDeepSeekV3MlaRouterDenseLayersAndMtp) {
+  const config::ModelConfig model = LoadPreset("deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ(model.family, config::ModelFamily::kDeepSeekV3);
+  EXPECT_EQ(model.mla, (config::MlaConfig{.q_lora_rank = 1536,
+                                          .kv_lora_rank = 512,
+                                          .qk_nope_head_dim = 128,
+                                          .qk_rope_head_dim = 64,
+                                          .v_head_dim = 128}));
+  EXPECT_EQ(model.attention.num_heads, 128);
+  EXPECT_EQ(model.attention.num_kv_heads, 128);
+  EXPECT_EQ(model.attention.head_dim, 192);
+  EXPECT_EQ(model.attention.ValueHeadDim(), 128);
+  EXPECT_DOUBLE_EQ(model.attention.rotary_fraction, 64.0 / 192.0);
+  EXPECT_FALSE(model.attention.qk_norm);
+  ASSERT_EQ(model.NumLayers(), 61);
+  for (int64_t i = 0; i < 61; ++i) {  // first_k_dense_replace = 3
+    const config::LayerSpec& layer = model.layers[static_cast<size_t>(i)];
+    EXPECT_EQ(layer.mixer, config::MixerKind::kMultiLatentAttention) << i;
+    EXPECT_EQ(layer.ffn, i < 3 ? config::FfnKind::kDense : config::FfnKind::kMoe) << i;
+  }
+  EXPECT_EQ(model.ffn_hidden_size, 18432);
+  EXPECT_EQ(model.moe.num_experts, 256);
+  EXPECT_EQ(model.moe.top_k, 8);
+  EXPECT_EQ(model.moe.expert_ffn_hidden_size, 2048);
+  EXPECT_EQ(model.moe.shared_expert_ffn_hidden_size, 2048);
+  EXPECT_FALSE(model.moe.shared_expert_gate);
+  EXPECT_EQ(model.moe.score, config::RouterScore::kSigmoid);
+  EXPECT_TRUE(model.moe.router_score_bias);
+  EXPECT_EQ(model.moe.num_groups, 8);
+  EXPECT_EQ(model.moe.group_top_k, 4);
+  EXPECT_DOUBLE_EQ(model.moe.aux_loss_coef, 0.001);  // aux_loss_alpha
+  EXPECT_EQ(model.num_mtp_layers, 1);
+  EXPECT_EQ(model.MtpLayerSpec().mixer, config::MixerKind::kMultiLatentAttention);
+  EXPECT_EQ(model.MtpLayerSpec().ffn, config::FfnKind::kMoe);
+}
+
+TEST(HfConfigLoaderTest, ReadsKimiK2AndMoonlightWithTheDeepSeekV3Loader) {
+  const config::ModelConfig kimi = LoadPreset("moonshotai/Kimi-K2");
+  EXPECT_EQ(kimi.family, config::ModelFamily::kDeepSeekV3);  // model_type kimi_k2
+  EXPECT_EQ(kimi.moe.num_experts, 384);
+  EXPECT_EQ(kimi.moe.num_groups, 0);  // n_group 1: no group limit
+  EXPECT_EQ(kimi.layers[0].ffn, config::FfnKind::kDense);
+  EXPECT_EQ(kimi.layers[1].ffn, config::FfnKind::kMoe);
+  const config::ModelConfig moonlight = LoadPreset("Moonlight-16B-A3B");
+  EXPECT_EQ(moonlight.mla.q_lora_rank, 0);  // "q_lora_rank": null
+  EXPECT_EQ(moonlight.moe.shared_expert_ffn_hidden_size, 2 * 1408);
+}
+
+TEST(HfConfigLoaderTest, RejectsDeepSeekV3FieldsThatContradictMla) {
+  const std::string base = R"("model_type": "deepseek_v3", "hidden_size": 64, "vocab_size": 10,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 8,
+      "first_k_dense_replace": 1, "n_routed_experts": 8, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 4, "kv_lora_rank": 16, "qk_nope_head_dim": 8,
+      "qk_rope_head_dim": 4, "v_head_dim": 8)";
+  EXPECT_NO_THROW((void)ParseHfConfig("{" + base + "}", "x.json"));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"("num_key_value_heads": 2)", "num_key_value_heads"},
+      {R"("n_group": 3)", "n_group"},
+      {R"("n_group": 2, "topk_group": 4)", "topk_group"},
+      {R"("scoring_func": "sqrtsoftplus")", "scoring_func"},
+      {R"("topk_method": "random")", "topk_method"},
+  };
+  for (const auto& [field, key] : bad) {
+    const std::string json = "{" + base + ", " + field + "}";
+    EXPECT_THAT([&] { (void)ParseHfConfig(json, "x.json"); },
+                ThrowsMessage<InputError>(HasSubstr(key)))
+        << field;
+  }
+  std::string zero_rank = "{" + base + "}";
+  zero_rank.replace(zero_rank.find("\"kv_lora_rank\": 16"), 18, "\"kv_lora_rank\": 0");
+  EXPECT_THAT([&] { (void)ParseHfConfig(zero_rank, "x.json"); },
+              ThrowsMessage<InputError>(HasSubstr("kv_lora_rank")));
 }
 
 TEST(HfConfigLoaderTest, ReadsQwen35HybridLayoutFromTextConfig) {

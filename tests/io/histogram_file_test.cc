@@ -62,7 +62,16 @@ TEST(HistogramFileTest, RejectsNonNumberInJsonArray) {
 TEST(HistogramFileTest, RoutingSkewNumberIsAZipfExponent) {
   const cost::RoutingSkew skew = ParseRoutingSkew("1.2");
   EXPECT_EQ(skew.zipf_exponent, 1.2);
+  EXPECT_EQ(skew.placement, cost::ExpertPlacement::kRandom);
   EXPECT_TRUE(skew.expert_tokens.empty());
+}
+
+TEST(HistogramFileTest, RoutingSkewContiguousPlacesThePopularExpertsTogether) {
+  const cost::RoutingSkew skew = ParseRoutingSkew("contiguous=0.8");
+  EXPECT_EQ(skew.zipf_exponent, 0.8);
+  EXPECT_EQ(skew.placement, cost::ExpertPlacement::kContiguous);
+  EXPECT_THAT([] { (void)ParseRoutingSkew("contiguous=hot", "--moe-routing-skew"); },
+              ThrowsMessage<UsageError>(HasSubstr("--moe-routing-skew")));
 }
 
 TEST(HistogramFileTest, RoutingSkewNegativeExponentNamesTheFlag) {

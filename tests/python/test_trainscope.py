@@ -61,6 +61,20 @@ class TrainscopeModuleTest(unittest.TestCase):
         self.assertEqual(result, expected)
         self.assertGreater(result["total_seconds"], 0)
 
+    def test_rl_equals_cli_json(self):
+        result = trainscope.rl(model="Qwen3.5-35B-A3B", num_gpus=8, tp=2, ep=8, etp=1,
+                               sequence_parallel=True, gbs=32, seq=4096, colocate=True,
+                               rollout_tp=8, transport="ipc", rollout_batch_size=16,
+                               n_samples_per_prompt=8, rollout_max_response_len=4096,
+                               gpu="H100")
+        expected = cli_json("rl", "--model", "Qwen3.5-35B-A3B", "--num-gpus", "8", "--tp", "2",
+                            "--ep", "8", "--etp", "1", "--sequence-parallel", "--gbs", "32",
+                            "--seq", "4096", "--colocate", "--rollout-tp", "8", "--transport",
+                            "ipc", "--rollout-batch-size", "16", "--n-samples-per-prompt", "8",
+                            "--rollout-max-response-len", "4096", "--gpu", "H100")
+        self.assertEqual(result, expected)
+        self.assertEqual([p["name"] for p in result["phases"]][0], "rollout")
+
     def test_unknown_flag_raises_error_without_rule(self):
         with self.assertRaises(trainscope.Error) as caught:
             trainscope.params(model="Qwen3-8B", tensor_parallel=2)

@@ -68,14 +68,15 @@ inline ExportCase MoeCase() {
 }
 
 // The SimAI workload of `rank` with the simulator's compute costs on `gpu` (the CLI default
-// H100 when unset) and the default calibration, as `trainscope workload --format simai` writes.
+// H100 when unset) and the default calibration, launch floor included, as `trainscope workload
+// --format simai` writes.
 inline report::ExportResult RenderSimAi(const ExportCase& c, int64_t rank = 0,
                                         std::optional<std::string> gpu = std::nullopt) {
   const graph::StepGraph graph = graph::BuildStepGraph(c.model, c.training, rank);
   sim::HardwareCostOptions options;
   options.cluster = io::ResolveCluster(io::ClusterInputs{.gpu = std::move(gpu)});
   const sim::OpCostModel costs = sim::BindHardwareCosts(c.model, c.training, options);
-  return report::RenderSimAiWorkload(c.model, c.training, graph, costs.compute_seconds);
+  return report::RenderSimAiWorkload(c.model, c.training, graph, sim::ComputeWithHostFloor(costs));
 }
 
 // The AICB CSV of `rank`.

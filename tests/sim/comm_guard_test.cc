@@ -72,5 +72,19 @@ TEST(CommGuardTest, OffAndComputeOpsAreNeverGuarded) {
   EXPECT_FALSE(GuardApplies(compute, CommGuardMode::kAll));
 }
 
+TEST(CommGuardTest, ClearFractionIsTheShareOfTheActivationRangeAboveTheLine) {
+  // Capacity 58, threshold 3: calls clear above a footprint of 55. Footprints spread uniformly
+  // over [40, 60]: (60 − 55) / (60 − 40) = 0.25 of the calls clear.
+  EXPECT_DOUBLE_EQ(ClearFraction(40, 60, 58, 3), 0.25);
+  EXPECT_DOUBLE_EQ(ClearFraction(40, 55, 58, 3), 0.0);  // the peak leaves exactly 3 free
+  EXPECT_DOUBLE_EQ(ClearFraction(56, 60, 58, 3), 1.0);  // even the floor is above the line
+  EXPECT_DOUBLE_EQ(ClearFraction(57, 57, 58, 3), 1.0);  // no activations, above the line
+}
+
+TEST(CommGuardTest, SlimesThresholdIsThreeGibibytes) {
+  // slime/utils/memory_utils.py: free_GB = round(free / 1024**3, 2); the guard clears below 3.
+  EXPECT_DOUBLE_EQ(CommGuardClearCost{}.threshold_bytes, 3.0 * 1024 * 1024 * 1024);
+}
+
 }  // namespace
 }  // namespace trainscope::sim

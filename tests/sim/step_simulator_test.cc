@@ -77,6 +77,33 @@ TEST(StepSimulatorTest, OneFOneBMatchesHandTimeline) {
   EXPECT_NEAR(sim.stage_breakdowns[1].bubble_seconds, 6 * kMs, 1e-12);
 }
 
+// Host floor: the QKV GEMMs take 1 ms on the device; every compute op needs 3 ms of host time
+// to launch. An op takes max(device, host), so each of the 3 QKV ops (forward, dgrad, wgrad) of
+// each of the 2 layers takes 3 ms and every other compute op 3 ms too: on one GPU with m = 1 the
+// step is 3 ms × (compute ops), of which 1 ms per QKV op is compute and the rest launch overhead.
+TEST(StepSimulatorTest, HostFloorMakesLaunchBoundOpsWaitAndIsReportedApart) {
+  const config::TrainingConfig training = Training(1, 1, 1, 1);
+  OpCostModel costs = QkvOnlyCosts();
+  costs.host_seconds = [](const graph::Op&) { return 3 * kMs; };
+  const StepSimulation sim = SimulateStep(TinyModel(), training, costs);
+  int64_t compute_ops = 0, qkv_ops = 0;
+  for (const graph::Op& op : sim.lanes.front().graph.ops) {
+    if (op.IsComm()) continue;
+    ++compute_ops;
+    if (op.name.starts_with("attention.linear_qkv")) ++qkv_ops;
+  }
+  ASSERT_GT(qkv_ops, 0);
+  EXPECT_NEAR(sim.step_seconds, 3 * kMs * static_cast<double>(compute_ops), 1e-12);
+  EXPECT_NEAR(sim.breakdown.total_compute_seconds, kMs * static_cast<double>(qkv_ops), 1e-12);
+  EXPECT_NEAR(sim.breakdown.launch_overhead_seconds,
+              sim.step_seconds - kMs * static_cast<double>(qkv_ops), 1e-12);
+  EXPECT_NEAR(sim.breakdown.bubble_seconds, 0, 1e-12);
+  // A device time above the host time hides it: 5 ms ops with a 3 ms floor report no overhead.
+  costs.compute_seconds = [](const graph::Op&) { return 5 * kMs; };
+  const StepSimulation device_bound = SimulateStep(TinyModel(), training, costs);
+  EXPECT_NEAR(device_bound.breakdown.launch_overhead_seconds, 0, 1e-12);
+}
+
 TEST(StepSimulatorTest, InterleavingShrinksTheBubble) {
   // v = 2 chunks of one layer: F_c = 1 ms, B_c = 2 ms. Compute per stage is unchanged
   // (m·v·(F_c + B_c) = 24 ms) and the bubble is (p − 1)(F_c + B_c) = 3 ms, half of 1F1B's.
@@ -93,9 +120,9 @@ TEST(StepSimulatorTest, BreakdownPartitionsEveryStage) {
   training.data_parallel.distributed_optimizer = true;
   const StepSimulation sim = SimulateStep(TinyModel(), training, LinearCosts());
   for (const Breakdown& stage : sim.stage_breakdowns) {
-    EXPECT_NEAR(
-        stage.total_compute_seconds + stage.total_exposed_comm_seconds + stage.bubble_seconds,
-        sim.step_seconds, 1e-9 * sim.step_seconds);
+    EXPECT_NEAR(stage.total_compute_seconds + stage.total_exposed_comm_seconds +
+                    stage.launch_overhead_seconds + stage.bubble_seconds,
+                sim.step_seconds, 1e-9 * sim.step_seconds);
     EXPECT_GT(stage.exposed_comm_seconds.at("tp"), 0);
     EXPECT_GT(stage.exposed_comm_seconds.at("dp"), 0);
   }

@@ -4,21 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
-#include "tiny_configs.h"
+#include "tiny_study.h"
+#include "trainscope/graph/step_graph.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
 
 namespace trainscope::study {
 namespace {
 
-Study TinyStudy() {
-  Study study{.model = testing_configs::TinyModel(),
-              .training = testing_configs::Training(2, 2, 2, 4)};
-  study.cluster = io::ResolveCluster({.gpu = std::string("H100")});
-  return study;
-}
+using testing_configs::TinyStudy;
 
 TEST(StudyTest, MatchesTheSimulatorAndMemoryModelCalledDirectly) {
   const Study study = TinyStudy();
@@ -72,6 +69,34 @@ TEST(StudyTest, CommGuardAddsItsCostPerGuardedCall) {
   const double without = RunStudy(study).simulation.step_seconds;
   study.comm_guard = {.mode = sim::CommGuardMode::kAll, .seconds_per_call = 1e-3};
   EXPECT_GT(RunStudy(study).simulation.step_seconds, without);
+}
+
+TEST(StudyTest, CommGuardClearsOnTheShareOfCallsAboveTheFreeMemoryLine) {
+  Study study = TinyStudy();
+  study.comm_guard = {.mode = sim::CommGuardMode::kAll};
+  const cost::RankMemory rank = [&] {
+    const cost::MemoryEstimate memory = EstimateStudyMemory(study);
+    return memory.stages.at(static_cast<size_t>(memory.max_peak_pipeline_rank));
+  }();
+  // Put the 3 GiB line halfway through the activations: half the calls clear.
+  const double threshold = 3.0 * 1024 * 1024 * 1024;
+  study.cluster.gpu.memory_bytes =
+      rank.peak_bytes - rank.activations_bytes / 2 + static_cast<int64_t>(threshold);
+  const std::optional<CommGuardReport> report = EstimateCommGuard(study);
+  ASSERT_TRUE(report.has_value());
+  EXPECT_NEAR(report->clear_fraction, 0.5, 1e-9);
+  // 50 µs check + 0.5 x (66 ms gc.collect + 4 ms empty_cache).
+  EXPECT_NEAR(report->seconds_per_call, 50e-6 + 0.5 * 70e-3, 1e-12);
+  // The count extrapolated from two small graphs equals the full graph's.
+  const graph::StepGraph graph = graph::BuildStepGraph(study.model, study.training, 0);
+  const auto direct = std::count_if(graph.ops.begin(), graph.ops.end(), [](const graph::Op& op) {
+    return sim::GuardApplies(op, sim::CommGuardMode::kAll);
+  });
+  EXPECT_EQ(report->guarded_calls, direct);
+  EXPECT_NEAR(report->seconds, static_cast<double>(direct) * report->seconds_per_call, 1e-9);
+  // The guard is off: no report.
+  study.comm_guard.mode = sim::CommGuardMode::kOff;
+  EXPECT_FALSE(EstimateCommGuard(study).has_value());
 }
 
 }  // namespace

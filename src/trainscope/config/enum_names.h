@@ -42,6 +42,23 @@ inline constexpr EnumName<RecomputeMethod> kRecomputeMethodNames[] = {
     {RecomputeMethod::kNone, "none"},
     {RecomputeMethod::kUniform, "uniform"},
     {RecomputeMethod::kBlock, "block"}};
+inline constexpr EnumName<CudaGraphImpl> kCudaGraphImplNames[] = {
+    {CudaGraphImpl::kNone, "none"},
+    {CudaGraphImpl::kLocal, "local"},
+    {CudaGraphImpl::kTransformerEngine, "transformer_engine"},
+    {CudaGraphImpl::kFullIteration, "full_iteration"}};
+inline constexpr EnumName<CudaGraphModule> kCudaGraphModuleNames[] = {
+    {CudaGraphModule::kAttn, "attn"},
+    {CudaGraphModule::kMlp, "mlp"},
+    {CudaGraphModule::kMoe, "moe"},
+    {CudaGraphModule::kMoeRouter, "moe_router"},
+    {CudaGraphModule::kMoePreprocess, "moe_preprocess"},
+    {CudaGraphModule::kMamba, "mamba"}};
+// Deprecated --cuda-graph-scope / --cuda-graph-modules values (cuda_graph_config.py).
+inline constexpr std::string_view kCudaGraphScopeFull = "full";
+inline constexpr std::string_view kCudaGraphScopeFullIteration = "full_iteration";
+inline constexpr std::string_view kCudaGraphScopeFullIterationInference =
+    "full_iteration_inference";
 inline constexpr EnumName<CpCommType> kCpCommTypeNames[] = {{CpCommType::kP2p, "p2p"},
                                                             {CpCommType::kAllGather, "all_gather"},
                                                             {CpCommType::kA2a, "a2a"},

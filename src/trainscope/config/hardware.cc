@@ -25,55 +25,59 @@ double GigabitsPerSecond(double gbit_per_second) {
   return gbit_per_second * kBitsPerGigabit / kBitsPerByte;
 }
 int64_t DecimalGigabytes(int64_t gb) { return gb * static_cast<int64_t>(kBytesPerGB); }
+ComputeCapability Sm(int major, int minor) { return {.major = major, .minor = minor}; }
 
-// Built on each call: a function-local table, no mutable global state.
+// Built on each call: a function-local table, no mutable global state. Compute capabilities:
+// NVIDIA's "CUDA GPUs" compute-capability table (developer.nvidia.com/cuda-gpus): Hopper (H100,
+// H200, and the export parts H800 and H20) 9.0, Ampere A100/A800 8.0, Ada L20 8.9, Blackwell
+// B200/GB200 10.0 and B300/GB300 10.3.
 std::array<GpuSpec, 12> GpuTable() {
   return {{
       // H100 SXM5 700 W. Usable memory: a calibration job reached 80,999 MiB (79.1 GiB) at its
       // limit (Megatron-Bridge examples/model_verification_cards/glm5-2/card.yaml).
       // NIC: 1x 400 Gb/s CX-7 per GPU.
       {"H100", Teraflops(989.4), Teraflops(1978.9), 80'999 * kBytesPerMiB, TerabytesPerSecond(3.35),
-       GigabytesPerSecond(450), GigabitsPerSecond(400)},
+       GigabytesPerSecond(450), GigabitsPerSecond(400), Sm(9, 0)},
       // H100 96 GB HBM2e, 500 W (Meta Grand Teton, torchtitan benchmarks). Its BF16 peak
       // is below 989 and not published; 989.4 is used as an upper bound
       // (unconfirmed), and FP8 likewise. Memory: published 96 GB, no usable figure.
       {"H100-96GB", Teraflops(989.4), Teraflops(1978.9), DecimalGigabytes(96),
-       TerabytesPerSecond(2.4), GigabytesPerSecond(450), GigabitsPerSecond(400)},
+       TerabytesPerSecond(2.4), GigabytesPerSecond(450), GigabitsPerSecond(400), Sm(9, 0)},
       // H200 SXM: 141 GB HBM3e, "≈139-140 GiB usable, approximate"; the lower end is used.
       {"H200", Teraflops(989.4), Teraflops(1978.9), 139 * kBytesPerGiB, TerabytesPerSecond(4.8),
-       GigabytesPerSecond(450), GigabitsPerSecond(400)},
+       GigabytesPerSecond(450), GigabitsPerSecond(400), Sm(9, 0)},
       // H800 SXM: NVLink 200 GB/s per direction, 8 links (unconfirmed). Memory: published 80 GB.
       {"H800", Teraflops(989.4), Teraflops(1978.9), DecimalGigabytes(80), TerabytesPerSecond(3.35),
-       GigabytesPerSecond(200), GigabitsPerSecond(400)},
+       GigabytesPerSecond(200), GigabitsPerSecond(400), Sm(9, 0)},
       // H20: 148 / 296 TFLOP/s (Automodel mfu.py: 148e12). Scale-out is deployment-specific.
       {"H20", Teraflops(148), Teraflops(296), DecimalGigabytes(96), TerabytesPerSecond(4.0),
-       GigabytesPerSecond(450), 0},
+       GigabytesPerSecond(450), 0, Sm(9, 0)},
       // A100 SXM 80 GB: no FP8; NVLink3 300 GB/s; 200 Gb/s HDR NIC = 25 GB/s.
       {"A100", Teraflops(312), 0, DecimalGigabytes(80), TerabytesPerSecond(2.039),
-       GigabytesPerSecond(300), GigabitsPerSecond(200)},
+       GigabytesPerSecond(300), GigabitsPerSecond(200), Sm(8, 0)},
       // A800 SXM 80 GB: NVLink 200 GB/s (unconfirmed); no NIC figure.
       {"A800", Teraflops(312), 0, DecimalGigabytes(80), TerabytesPerSecond(2.039),
-       GigabytesPerSecond(200), 0},
+       GigabytesPerSecond(200), 0, Sm(8, 0)},
       // L20 PCIe: 119.5 BF16 (Automodel mfu.py); FP8 ≈239 and HBM ≈864 GB/s (both unconfirmed);
       // 48 GB GDDR6; no NVLink, the scale-up link is PCIe Gen4 x16 ≈ 32 GB/s per direction.
       {"L20", Teraflops(119.5), Teraflops(239), DecimalGigabytes(48), GigabytesPerSecond(864),
-       GigabytesPerSecond(32), 0},
+       GigabytesPerSecond(32), 0, Sm(8, 9)},
       // B200 HGX 1000 W: 192 GB raw, ≈180 GB usable; NVLink5 900 GB/s; 400 Gb/s NIC.
       {"B200", Teraflops(2250), Teraflops(4500), DecimalGigabytes(180), TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(400)},
+       GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0)},
       // GB200 NVL72 1200 W: "plan for ≈184 GiB usable" (unconfirmed; a job reserved 173.9 GiB
       // without failing); 72-GPU NVLink domain at 900 GB/s; 1x 400 Gb/s CX-7.
       {"GB200", Teraflops(2500), Teraflops(5000), 184 * kBytesPerGiB, TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(400)},
+       GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0), HostCpu::kGrace},
       // B300 (HGX / DGX B300): BF16 ≈2500 and FP8 (MXFP8) ≈5000 TFLOP/s, both unconfirmed;
       // 288 GB HBM3e published, no usable figure; 8 TB/s; NVLink5 900 GB/s; 800 Gb/s CX-8 per
       // GPU (DGX B300: 8 per node).
       {"B300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(800)},
+       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3)},
       // GB300 NVL72: the B300 figures (one set of published figures for both, peaks unconfirmed)
-      // in a 72-GPU NVLink domain; 800 Gb/s CX-8 per GPU.
+      // in a 72-GPU NVLink domain; 800 Gb/s CX-8 per GPU. Both NVL72 systems have Grace hosts.
       {"GB300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(800)},
+       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3), HostCpu::kGrace},
   }};
 }
 
@@ -85,6 +89,10 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+std::string ToString(ComputeCapability capability) {
+  return std::to_string(capability.major) + "." + std::to_string(capability.minor);
+}
 
 std::optional<GpuSpec> FindGpu(std::string_view name) {
   for (GpuSpec& gpu : GpuTable()) {

@@ -12,6 +12,19 @@
 
 namespace trainscope::config {
 
+// CUDA compute capability (SM version) major.minor, e.g. 9.0 for Hopper; 0.0 = unknown.
+struct ComputeCapability {
+  int major = 0;
+  int minor = 0;
+  friend auto operator<=>(const ComputeCapability&, const ComputeCapability&) = default;
+};
+
+// "9.0", "10.3".
+[[nodiscard]] std::string ToString(ComputeCapability capability);
+// The host CPU a GPU preset is deployed with: x86 (HGX / DGX boards) or NVIDIA Grace (GB200 /
+// GB300 superchips). It sets the host time of one kernel launch (cost/launch_overhead.h).
+enum class HostCpu { kX86, kGrace };
+
 // One GPU type. Bandwidths are per GPU and per direction. A zero rate means no published
 // figure for this GPU (FP8 on A100/A800; scale-out NICs that are deployment-specific) and the
 // caller must take the value from the user's hardware profile instead.
@@ -23,6 +36,8 @@ struct GpuSpec {
   double hbm_bytes_per_second = 0;        // HBM bandwidth
   double nvlink_bytes_per_second = 0;     // scale-up link per direction (PCIe for L20)
   double scale_out_bytes_per_second = 0;  // NIC share per GPU, per direction; 0 = not published
+  ComputeCapability compute_capability;   // SM version; kernels such as FlashQLA need SM90+
+  HostCpu host_cpu = HostCpu::kX86;
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
 

@@ -15,8 +15,8 @@ int64_t ModelConfig::CountLayers(FfnKind ffn) const {
 }
 
 LayerSpec ModelConfig::MtpLayerSpec() const {
-  const MixerKind mixer =
-      attention.output_gate ? MixerKind::kGatedAttention : MixerKind::kAttention;
+  MixerKind mixer = attention.output_gate ? MixerKind::kGatedAttention : MixerKind::kAttention;
+  if (HasMla()) mixer = MixerKind::kMultiLatentAttention;
   const FfnKind ffn = layers.empty() ? FfnKind::kDense : layers.back().ffn;
   return LayerSpec{.mixer = mixer, .ffn = ffn};
 }
@@ -39,6 +39,8 @@ std::string ToString(ModelFamily family) {
       return "mixtral";
     case ModelFamily::kGptOss:
       return "gpt_oss";
+    case ModelFamily::kDeepSeekV3:
+      return "deepseek_v3";
   }
   return "unknown";
 }
@@ -51,6 +53,8 @@ std::string ToString(MixerKind mixer) {
       return "gated_attention";
     case MixerKind::kGatedDeltaNet:
       return "gated_deltanet";
+    case MixerKind::kMultiLatentAttention:
+      return "multi_latent_attention";
   }
   return "unknown";
 }

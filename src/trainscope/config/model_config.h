@@ -1,8 +1,9 @@
 // The internal model description: one value type that captures everything later stages need
-// about a Qwen3 / Qwen3-Next / Qwen3.5 / Llama / Mixtral decoder (per-layer mixer and FFN kind,
-// GQA with explicit head_dim, gated attention, Gated DeltaNet, MoE with shared experts, MTP,
-// vision tower). Built by io/hf_config_loader from a Hugging Face config.json, or in code by
-// tests. Plain value: copyable, comparable, no hidden state.
+// about a Qwen3 / Qwen3-Next / Qwen3.5 / Llama / Mixtral / GPT-OSS / DeepSeek-V3 decoder (per-layer
+// mixer and FFN kind, GQA with explicit head_dim, gated attention, multi-latent attention, Gated
+// DeltaNet, MoE with shared experts, MTP, vision tower). Built by io/hf_config_loader from a
+// Hugging Face config.json, or in code by tests. Plain value: copyable, comparable, no hidden
+// state.
 #ifndef TRAINSCOPE_CONFIG_MODEL_CONFIG_H_
 #define TRAINSCOPE_CONFIG_MODEL_CONFIG_H_
 
@@ -21,13 +22,15 @@ enum class ModelFamily {
   kLlama,
   kMixtral,
   kGptOss,
+  kDeepSeekV3,  // deepseek_v3 and kimi_k2 (DeepSeek-V3 architecture: Kimi-K2, Moonlight)
 };
 
 // The token mixer of one decoder layer.
 enum class MixerKind {
-  kAttention,       // softmax attention, GQA (Qwen3, Llama, Mixtral)
-  kGatedAttention,  // softmax attention with a sigmoid output gate (Qwen3-Next / Qwen3.5)
-  kGatedDeltaNet,   // Gated DeltaNet linear attention (Qwen3-Next / Qwen3.5)
+  kAttention,             // softmax attention, GQA (Qwen3, Llama, Mixtral)
+  kGatedAttention,        // softmax attention with a sigmoid output gate (Qwen3-Next / Qwen3.5)
+  kGatedDeltaNet,         // Gated DeltaNet linear attention (Qwen3-Next / Qwen3.5)
+  kMultiLatentAttention,  // multi-latent attention, low-rank q and kv (DeepSeek-V3)
 };
 
 // The feed-forward block of one decoder layer.
@@ -38,9 +41,11 @@ enum class FfnKind { kDense, kMoe };
 enum class NormKind { kRmsNorm, kZeroCenteredRmsNorm };
 
 struct AttentionConfig {
-  int64_t num_heads = 0;         // query heads (n)
-  int64_t num_kv_heads = 0;      // key/value heads = query groups (g)
-  int64_t head_dim = 0;          // kv_channels (d_h); explicit, may differ from hidden/heads
+  int64_t num_heads = 0;     // query heads (n)
+  int64_t num_kv_heads = 0;  // key/value heads = query groups (g)
+  int64_t head_dim = 0;      // kv_channels (d_h); explicit, may differ from hidden/heads
+  // Value head dim when it differs from the query/key head_dim (MLA: v_head_dim); 0 = head_dim.
+  int64_t value_head_dim = 0;
   bool qk_norm = false;          // RMSNorm over head_dim on q and k
   bool output_gate = false;      // gated attention: q_proj also produces a per-head sigmoid gate
   double rotary_fraction = 1.0;  // share of head_dim that RoPE rotates
@@ -49,12 +54,35 @@ struct AttentionConfig {
   bool softmax_sinks = false;  // one learned sink logit per head in the softmax (GPT-OSS)
   int64_t sliding_window = 0;  // keys a sliding-window layer attends to (LayerSpec::sliding)
 
+  [[nodiscard]] int64_t ValueHeadDim() const {
+    return value_head_dim > 0 ? value_head_dim : head_dim;
+  }
   [[nodiscard]] int64_t QueryWidth() const { return num_heads * head_dim; }
   [[nodiscard]] int64_t KvWidth() const { return num_kv_heads * head_dim; }
   // Width of the gate projection: q width with the output gate, else 0.
   [[nodiscard]] int64_t GateWidth() const { return output_gate ? QueryWidth() : 0; }
   friend bool operator==(const AttentionConfig&, const AttentionConfig&) = default;
 };
+
+// Multi-latent attention (DeepSeek-V2/V3; Megatron-Core MLATransformerConfig). q is projected
+// through a q_lora_rank bottleneck (or directly when q_lora_rank is 0), k and v through one
+// kv_lora_rank latent plus a shared RoPE key of qk_rope_head_dim. AttentionConfig then holds
+// num_kv_heads = num_heads, head_dim = nope + rope and value_head_dim = v_head_dim.
+struct MlaConfig {
+  int64_t q_lora_rank = 0;       // 0: q_proj straight from H (Moonlight's q_lora_rank: null)
+  int64_t kv_lora_rank = 0;      // latent width of k and v
+  int64_t qk_nope_head_dim = 0;  // per-head q/k width without RoPE (Megatron qk_head_dim)
+  int64_t qk_rope_head_dim = 0;  // per-head RoPE width (Megatron qk_pos_emb_head_dim)
+  int64_t v_head_dim = 0;
+
+  [[nodiscard]] int64_t QkHeadDim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  // Output width of linear_kv_down_proj: the latent plus the shared RoPE key.
+  [[nodiscard]] int64_t KvDownWidth() const { return kv_lora_rank + qk_rope_head_dim; }
+  friend bool operator==(const MlaConfig&, const MlaConfig&) = default;
+};
+
+// How the router turns logits into scores (Megatron --moe-router-score-function).
+enum class RouterScore { kSoftmax, kSigmoid };
 
 // Gated DeltaNet (linear attention) dimensions; meaningful only when a layer uses it.
 struct GdnConfig {
@@ -85,6 +113,15 @@ struct MoeConfig {
   double aux_loss_coef = 0.0;
   bool router_bias = false;  // biased router projection (GPT-OSS)
   bool expert_bias = false;  // biased expert fc1 and fc2 (GPT-OSS)
+  RouterScore score = RouterScore::kSoftmax;
+  // Aux-loss-free balancing bias added to the scores for selection (DeepSeek-V3
+  // e_score_correction_bias; Megatron --moe-router-enable-expert-bias, a [E] buffer).
+  bool router_score_bias = false;
+  // Group-limited routing (DeepSeek-V3 n_group / topk_group; Megatron --moe-router-num-groups,
+  // --moe-router-group-topk): experts in num_groups groups, a token picks group_top_k groups
+  // first. 0 = no grouping.
+  int64_t num_groups = 0;
+  int64_t group_top_k = 0;
 
   [[nodiscard]] bool HasSharedExpert() const { return shared_expert_ffn_hidden_size > 0; }
   friend bool operator==(const MoeConfig&, const MoeConfig&) = default;
@@ -126,10 +163,11 @@ struct ModelConfig {
   NormKind norm = NormKind::kRmsNorm;
   int64_t max_position_embeddings = 0;
   AttentionConfig attention;
+  MlaConfig mla;  // meaningful only when a layer uses MixerKind::kMultiLatentAttention
   GdnConfig gdn;
   MoeConfig moe;
   std::vector<LayerSpec> layers;  // one entry per decoder layer, in order
-  int64_t num_mtp_layers = 0;     // Qwen3.5 multi-token prediction depth
+  int64_t num_mtp_layers = 0;     // multi-token prediction depth (Qwen3.5, DeepSeek-V3)
   VisionConfig vision;
 
   [[nodiscard]] int64_t NumLayers() const { return static_cast<int64_t>(layers.size()); }
@@ -137,8 +175,9 @@ struct ModelConfig {
   [[nodiscard]] int64_t CountLayers(FfnKind ffn) const;
   [[nodiscard]] bool HasMoe() const { return CountLayers(FfnKind::kMoe) > 0; }
   [[nodiscard]] bool HasGdn() const { return CountLayers(MixerKind::kGatedDeltaNet) > 0; }
-  // The mixer/FFN of an MTP layer: Qwen3.5 builds it as full (gated) attention with the
-  // model's FFN kind (that of the last decoder layer).
+  [[nodiscard]] bool HasMla() const { return CountLayers(MixerKind::kMultiLatentAttention) > 0; }
+  // The mixer/FFN of an MTP layer: Qwen3.5 builds it as full (gated) attention, DeepSeek-V3 as
+  // MLA, with the model's FFN kind (that of the last decoder layer).
   [[nodiscard]] LayerSpec MtpLayerSpec() const;
   friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };

@@ -29,6 +29,9 @@ TrainingConfig UnsplitGdnTraining(const TrainingConfig& training) {
   whole.parallel.context = 1;
   whole.sequence_parallel = false;
   whole.framework = FrameworkProfile{};
+  // Its GDN is the Hugging Face module, which --deterministic-mode does not switch to
+  // Megatron-Core's torch-native path.
+  whole.deterministic = false;
   return whole;
 }
 
@@ -107,6 +110,29 @@ int64_t TrainingConfig::GradReduceBytes() const {
   // params dtype (arguments.py:3687-3694); grad_reduce_in_fp32 applies to DDP only.
   if (data_parallel.megatron_fsdp) return BytesOf(precision.params);
   return precision.grad_reduce_in_fp32 ? kFp32Bytes : kBf16Bytes;
+}
+
+CudaGraphImpl CudaGraphConfig::EffectiveImpl() const {
+  if (enable_cuda_graph) return CudaGraphImpl::kLocal;
+  if (external_cuda_graph) return CudaGraphImpl::kTransformerEngine;
+  for (const std::vector<std::string>* values : {&scope, &modules}) {
+    for (const std::string& value : *values) {
+      if (value == kCudaGraphScopeFullIteration) return CudaGraphImpl::kFullIteration;
+    }
+  }
+  return impl;
+}
+
+std::vector<CudaGraphModule> CudaGraphConfig::EffectiveModules() const {
+  std::vector<CudaGraphModule> result;
+  for (const std::vector<std::string>* values : {&scope, &modules}) {
+    for (const std::string& value : *values) {
+      if (const std::optional<CudaGraphModule> module = ValueOf(kCudaGraphModuleNames, value)) {
+        result.push_back(*module);
+      }
+    }
+  }
+  return result;
 }
 
 SequenceLayout TrainingConfig::ResolvedSequenceLayout(const ModelConfig& model) const {

@@ -60,6 +60,14 @@ struct BatchConfig {
   int64_t vision_tokens_per_sample = 0;
   // G, micro-batches grouped per virtual stage in the interleaved schedule; unset = p.
   std::optional<int64_t> microbatch_group_size_per_vp_stage;
+  // slime's dynamic batching (--use-dynamic-batch-size --max-tokens-per-gpu N): each step's
+  // global_batch_size samples are packed into micro-batches of at most N·c tokens and dealt to
+  // the data-parallel ranks (cost/dynamic_batching.h); micro_batch_size is then 1 and seq_length
+  // the length of every sample when no length distribution is given. Unset = static batching.
+  std::optional<int64_t> max_tokens_per_gpu;
+  // slime pads each packed micro-batch to a multiple of t times this
+  // (--data-pad-size-multiplier, slime/utils/arguments.py default 128).
+  int64_t data_pad_size_multiplier = 128;
   friend bool operator==(const BatchConfig&, const BatchConfig&) = default;
 };
 
@@ -164,6 +172,32 @@ struct OverlapConfig {
   friend bool operator==(const OverlapConfig&, const OverlapConfig&) = default;
 };
 
+// Megatron-Core's CUDA-graph implementation (transformer_config.py cuda_graph_impl):
+// none, per-layer graphs of Megatron ("local") or of Transformer Engine's
+// make_graphed_callables ("transformer_engine"), or one graph of the whole forward-backward
+// path without the optimizer ("full_iteration").
+enum class CudaGraphImpl { kNone, kLocal, kTransformerEngine, kFullIteration };
+// A capture region of the per-layer graphs (megatron/core/transformer/enums.py CudaGraphModule).
+enum class CudaGraphModule { kAttn, kMlp, kMoe, kMoeRouter, kMoePreprocess, kMamba };
+
+// The CUDA-graph flags as given (arguments.py:611-641, 2047-2066). Scope values are Megatron's
+// spellings, checked when parsed: a CudaGraphModule name, or the deprecated "full" (the whole
+// layer), "full_iteration" (sets the implementation to full_iteration) and
+// "full_iteration_inference" (inference only, no effect on training).
+struct CudaGraphConfig {
+  bool enable_cuda_graph = false;    // --enable-cuda-graph: deprecated spelling of impl local
+  bool external_cuda_graph = false;  // --external-cuda-graph: of impl transformer_engine
+  CudaGraphImpl impl = CudaGraphImpl::kNone;  // --cuda-graph-impl
+  std::vector<std::string> scope;             // --cuda-graph-scope (deprecated alias)
+  std::vector<std::string> modules;           // --cuda-graph-modules
+  // The implementation in effect: the deprecated switches, then a "full_iteration" scope value,
+  // then --cuda-graph-impl.
+  [[nodiscard]] CudaGraphImpl EffectiveImpl() const;
+  // The capture regions of per-layer graphs; empty = the whole Transformer layer.
+  [[nodiscard]] std::vector<CudaGraphModule> EffectiveModules() const;
+  friend bool operator==(const CudaGraphConfig&, const CudaGraphConfig&) = default;
+};
+
 enum class CpCommType { kP2p, kAllGather, kA2a, kA2aP2p };
 
 struct ContextParallelConfig {
@@ -207,7 +241,10 @@ struct TrainingConfig {
   ContextParallelConfig context;
   bool sequence_parallel = false;
   bool cpu_offloading = false;
+  // --deterministic-mode: Gated DeltaNet runs Megatron-Core's torch-native chunked delta rule
+  // and conv1d instead of the FLA kernels (gdn.py:69-72, 217-229).
   bool deterministic = false;
+  CudaGraphConfig cuda_graph;
   // Megatron pads the vocab to a multiple of this times t (--make-vocab-size-divisible-by).
   int64_t make_vocab_size_divisible_by = 128;
   CoreVersion core_version = kNewestCoreVersion;
@@ -260,8 +297,9 @@ struct TrainingConfig {
 
 // The configuration one rank of slime's duplicated Gated DeltaNet computes under: no TP or CP
 // split and no sequence parallelism (slime_plugins/models/hf_attention.py,
-// HuggingfaceAttention.forward), every other setting kept; the framework is reset so that
-// builders given it do not duplicate again.
+// HuggingfaceAttention.forward), no Megatron deterministic GDN path (the module is Hugging
+// Face's), every other setting kept; the framework is reset so that builders given it do not
+// duplicate again.
 [[nodiscard]] TrainingConfig UnsplitGdnTraining(const TrainingConfig& training);
 
 }  // namespace trainscope::config

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainscope/config/enum_names.h"
 #include "trainscope/config/validate_rules.h"
 
 namespace trainscope::config::internal {
@@ -222,6 +223,80 @@ void CheckVision(const ModelConfig& model, const TrainingConfig& training,
              fmt::format("vision tower: {} heads and MLP width {} do not split over t = {}",
                          vision.num_heads, vision.intermediate_size, t),
              "choose --tensor-model-parallel-size dividing both");
+  }
+}
+
+// C49: Megatron's CUDA-graph flag assertions (arguments.py:611-641, 1969-1971;
+// cuda_graph_config.py normalize_cuda_graph_modules; enums.py: moe_preprocess needs moe_router).
+void CheckCudaGraph(const ModelConfig& model, const TrainingConfig& training,
+                    ValidationResult& result) {
+  const CudaGraphConfig& g = training.cuda_graph;
+  const char* enable = "--enable-cuda-graph";
+  const char* external = "--external-cuda-graph";
+  const char* impl = "--cuda-graph-impl";
+  if ((g.enable_cuda_graph || g.external_cuda_graph) && g.impl != CudaGraphImpl::kNone) {
+    AddError(result, "C49", {g.enable_cuda_graph ? enable : external, impl},
+             "do not use --enable-cuda-graph or --external-cuda-graph with --cuda-graph-impl",
+             "use --cuda-graph-impl alone");
+  }
+  if (g.enable_cuda_graph && g.external_cuda_graph) {
+    AddError(result, "C49", {enable, external},
+             "--enable-cuda-graph and --external-cuda-graph cannot be enabled at the same time",
+             "drop one");
+  }
+  if (!g.scope.empty() && !g.modules.empty()) {
+    AddError(result, "C49", {"--cuda-graph-scope", "--cuda-graph-modules"},
+             "--cuda-graph-scope and --cuda-graph-modules cannot be used together",
+             "use --cuda-graph-modules");
+  }
+  const std::vector<std::string>& values = g.scope.empty() ? g.modules : g.scope;
+  const bool full = std::ranges::find(values, kCudaGraphScopeFull) != values.end();
+  if (full && values.size() > 1) {
+    AddError(result, "C49", {g.scope.empty() ? "--cuda-graph-modules" : "--cuda-graph-scope"},
+             "full scope cannot be used with other scopes", "give full alone");
+  }
+  const std::vector<CudaGraphModule> modules = g.EffectiveModules();
+  if (g.EffectiveImpl() == CudaGraphImpl::kFullIteration && !modules.empty()) {
+    AddError(result, "C49", {impl, "--cuda-graph-modules"},
+             "--cuda-graph-modules must be empty when --cuda-graph-impl=full_iteration",
+             "drop the modules");
+  }
+  const auto has = [&](CudaGraphModule m) {
+    return std::ranges::find(modules, m) != modules.end();
+  };
+  const CudaGraphImpl effective = g.EffectiveImpl();
+  const bool per_layer =
+      effective == CudaGraphImpl::kLocal || effective == CudaGraphImpl::kTransformerEngine;
+  if (!per_layer) return;
+  // transformer_config.py:2798-2848 (the local implementation adds moe_router and
+  // moe_preprocess to each other).
+  if (effective == CudaGraphImpl::kTransformerEngine && has(CudaGraphModule::kMoePreprocess) &&
+      !has(CudaGraphModule::kMoeRouter)) {
+    AddError(result, "C49", {"--cuda-graph-modules"},
+             "moe_preprocess cuda graph is only supported with moe_router cuda graph",
+             "add moe_router");
+  }
+  if (has(CudaGraphModule::kMoe) && has(CudaGraphModule::kMoeRouter)) {
+    AddError(result, "C49", {"--cuda-graph-modules"},
+             "cuda graph modules must not contain both moe and moe_router", "drop one");
+  }
+  const bool moe_scope = has(CudaGraphModule::kMoe) || has(CudaGraphModule::kMoeRouter) ||
+                         has(CudaGraphModule::kMoePreprocess);
+  if (moe_scope && !model.HasMoe()) {
+    AddError(result, "C49", {"--cuda-graph-modules"},
+             "moe cuda graph is only supported for MoE models", "drop moe / moe_router");
+  }
+  if (has(CudaGraphModule::kMoe) && model.HasMoe() &&
+      !(training.moe.capacity_factor && training.moe.pad_expert_input_to_capacity)) {
+    AddError(result, "C49", {"--cuda-graph-modules"},
+             "moe cuda graph is only supported with drop-padding MoE",
+             "add --moe-expert-capacity-factor and --moe-pad-expert-input-to-capacity, or use "
+             "moe_router");
+  }
+  if (training.recompute.granularity == RecomputeGranularity::kFull) {
+    AddError(result, "C49", {"--recompute-granularity"},
+             "full recompute is only supported with full iteration CUDA graph",
+             "use --cuda-graph-impl full_iteration or selective recompute");
   }
 }
 

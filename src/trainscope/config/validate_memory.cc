@@ -154,10 +154,6 @@ void CheckRecomputeModules(const ModelConfig& model, const TrainingConfig& train
                            training.precision.fp8_recipe == Fp8Recipe::kDelayed;
   const Requirement requirements[] = {
       {"moe_act", !training.moe.grouped_gemm, "needs --moe-grouped-gemm", {kModules, kGroupedGemm}},
-      {"mla_up_proj",
-       true,
-       "needs multi-latent attention, which this model does not use",
-       {kModules}},
       {"mhc", true, "needs mHC connections, which this model does not use", {kModules}},
       {"gdn_norm_out", !model.HasGdn(), "needs Gated DeltaNet layers", {kModules}},
       {"shared_experts",
@@ -178,6 +174,13 @@ void CheckRecomputeModules(const ModelConfig& model, const TrainingConfig& train
     AddError(result, "C41", requirement.flags,
              fmt::format("--recompute-modules {}: {}", requirement.module, requirement.why),
              fmt::format("remove {} from --recompute-modules", requirement.module));
+  }
+  // C48: the MLA up-projection recompute (transformer_config.py:1969-1973).
+  if (Contains(modules, "mla_up_proj") && !model.HasMla()) {
+    AddError(result, "C48", {kModules},
+             "--recompute-modules mla_up_proj: needs multi-latent attention, which this model "
+             "does not use",
+             "remove mla_up_proj from --recompute-modules");
   }
 }
 

@@ -217,12 +217,14 @@ void CheckOpSizesFit(const ModelConfig& model, const TrainingConfig& training,
 
 }  // namespace
 
-// C23 and C22 (needs C1 for d), then T7 and T10.
+// C23 and C22 (needs C1 for d), then T7 and T10. Under slime's dynamic batching the micro-batch
+// count comes from the packing, a multiple of d (and of G with VPP) by construction
+// (slime/utils/dp_schedule.py, build_dp_schedule), so C23 and C22 do not apply.
 void CheckBatch(const ModelConfig& model, const TrainingConfig& training,
                 ValidationResult& result) {
   const ParallelSizes& par = training.parallel;
   const BatchConfig& batch = training.batch;
-  if (GridDivides(par)) {
+  if (GridDivides(par) && !batch.max_tokens_per_gpu) {
     const int64_t batch_per_micro = batch.micro_batch_size * par.Data();
     const int64_t global = training.GlobalBatchSize();
     if (global % batch_per_micro != 0) {

@@ -137,6 +137,8 @@ void CheckContextParallel(const ModelConfig& model, const TrainingConfig& traini
                           ValidationResult& result);
 // C28-C33: Gated DeltaNet dimensions, head splits, core-version and FP8 rules.
 void CheckGdn(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result);
+void CheckCudaGraph(const ModelConfig& model, const TrainingConfig& training,
+                    ValidationResult& result);
 void CheckVision(const ModelConfig& model, const TrainingConfig& training,
                  ValidationResult& result);
 

@@ -94,6 +94,45 @@ int64_t AttentionBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   return bytes;
 }
 
+// Multi-latent attention (multi_latent_attention.py, TE spec): the input norm as a fused norm
+// (its output is the one input both replicated down projections save); per latent (q when
+// q_lora_rank > 0, and kv) the norm input, its fp32 rsigma and its output, which the column-
+// parallel up projection saves sequence-sharded; flash attention's q and k (n/t heads of
+// nope + rope) and v (v_head_dim); the core output O (linear_proj's input, plus its quantized
+// copy with FP8) and the fp32 LSE. The gathered k_pos_emb is not saved (RoPE's backward needs
+// only the angles). The selective mla_up_proj recompute (CheckpointWithoutOutput around the up
+// projections and RoPE, multi_latent_attention.py:983-988, 455-458) keeps only its inputs — the
+// latents and the gathered k_pos_emb — and frees q, k, v once core attention has run.
+int64_t MlaBytes(const LayerOpContext& c, const Dims& d, bool selective) {
+  const config::MlaConfig& mla = c.model.mla;
+  const int64_t heads = c.model.attention.num_heads / d.t;
+  const bool up_proj_recomputed = Drops(c, selective, "mla_up_proj");
+  int64_t bytes = FusedNormBytes(c, d);
+  for (const int64_t latent : {mla.q_lora_rank, mla.kv_lora_rank}) {
+    if (latent == 0) continue;
+    bytes += Bytes(d.sp_tokens, latent, kBf16Bytes);
+    if (!up_proj_recomputed) {
+      bytes += Bytes(d.sp_tokens, 1, kFp32Bytes) + GemmInputBytes(c, d.sp_tokens, latent);
+    }
+  }
+  const int64_t o = heads * mla.v_head_dim;
+  // Under THD the kernel runs on V padded to nope + rope: it saves the padded V and its padded
+  // output, and linear_proj saves the trimmed copy.
+  const int64_t kernel_v = heads * c.CoreValueHeadDim();
+  if (up_proj_recomputed) {
+    bytes += Bytes(d.tokens, mla.qk_rope_head_dim, kBf16Bytes);
+  } else {
+    bytes += Bytes(d.tokens, 2 * heads * mla.QkHeadDim() + kernel_v, kBf16Bytes);
+  }
+  bytes += Bytes(d.tokens, o, kBf16Bytes);
+  if (kernel_v != o) bytes += Bytes(d.tokens, kernel_v, kBf16Bytes);
+  if (Fp8(c)) bytes += GemmInputBytes(c, d.tokens, o);
+  if (!Drops(c, selective, "core_attn")) bytes += Bytes(d.tokens, heads, kFp32Bytes);
+  return bytes;
+}
+
+int64_t DeterministicGdnExtraBytes(const LayerOpContext& c, const Dims& d);
+
 // Gated DeltaNet (Megatron-LM ssm/gated_delta_net): in_proj output (the conv input and the z, beta,
 // alpha views), conv output (kernel q, k, v), q/k L2-norm rstd, decay g (fp32) and beta, the FLA
 // kernel's WY matrix A [S, H_v, chunk] in bf16, the kernel output o and out_norm rstd, and the
@@ -103,6 +142,7 @@ int64_t GdnMixerBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   const int64_t v_heads = g.num_value_heads / d.t, k_heads = g.num_key_heads / d.t;
   const int64_t vd = g.ValueWidth() / d.t;
   int64_t bytes = Bytes(d.tokens, g.InProjWidth() / d.t, kBf16Bytes);
+  if (c.training.deterministic) bytes += DeterministicGdnExtraBytes(c, d);
   bytes += Bytes(d.tokens, g.ConvChannels() / d.t, kBf16Bytes);
   bytes += Bytes(d.tokens, 2 * k_heads, kFp32Bytes);
   bytes += Bytes(d.tokens, v_heads, kFp32Bytes + kBf16Bytes);
@@ -112,6 +152,41 @@ int64_t GdnMixerBytes(const LayerOpContext& c, const Dims& d, bool selective) {
     bytes += GemmInputBytes(c, d.tokens, vd) + Bytes(d.tokens, v_heads, kFp32Bytes);
   }
   return bytes;
+}
+
+// What --deterministic-mode changes in one GDN layer's saved tensors (gdn.py:69-72, 217-229,
+// torch_chunk_gated_delta_rule gdn.py:422-527). Autograd of the torch-native chunked delta rule
+// keeps, per sequence and local value head (b sequences of L = RoundUp(s, C) positions,
+// H_v/(t·c) heads after the CP all-to-all), in fp32 (4 bytes):
+//   per position: 7·d_k (q·scale, k, k·β, k·β·e^g, k_cumdecay, q·e^g of each chunk, the
+//     k·e^(g_last−g) of the state update) + 3·d_v (v, v·β, v_new) + 6·C (e^(g_i−g_j) and its
+//     tril decay mask, k·βkᵀ, the solved attn, each chunk's qkᵀ·decay and its masked copy)
+//     + 4 (β, e^g, and the two per-chunk gate exponentials);
+//   per chunk: the two clones of each row step i = 1..C−1 of the triangular loop that the
+//     product keeps, Σ(i + i²) = (C−1)C/2 + (C−1)C(2C−1)/6, and the recurrent state d_k·d_v
+//     that three products of the chunk save.
+// The conv path saves the contiguous [b, d, s] copy that F.conv1d keeps (2 bytes · S · conv/t)
+// and SiLU's input, the conv output of s + K − 1 positions per sequence. The FLA kernel's WY
+// matrix A (2·S·H_v/t·C) is not saved, nor is the bf16 v (the fp32 copy replaces it).
+int64_t DeterministicGdnExtraBytes(const LayerOpContext& c, const Dims& d) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t chunk = g.chunk_size, dk = g.key_head_dim, dv = g.value_head_dim;
+  const int64_t b = c.training.batch.micro_batch_size;
+  const int64_t s = c.training.batch.seq_length;
+  const int64_t cp = c.training.parallel.context;
+  const int64_t sequence_heads = b * g.num_value_heads / (d.t * cp);
+  const int64_t chunks = RoundUp(s, chunk) / chunk;
+  const int64_t floats_per_chunk = chunk * (7 * dk + 3 * dv + 6 * chunk + 4) +
+                                   (chunk - 1) * chunk / 2 +
+                                   (chunk - 1) * chunk * (2 * chunk - 1) / 6 + dk * dv;
+  const int64_t torch_bytes =
+      Bytes(CheckedMul(sequence_heads, chunks, kWhat), floats_per_chunk, kFp32Bytes);
+  const int64_t conv_width = g.ConvChannels() / (d.t * cp);
+  const int64_t conv_bytes = Bytes(b * s, conv_width, kBf16Bytes) +
+                             Bytes(b * (s + g.conv_kernel - 1), conv_width, kBf16Bytes);
+  const int64_t fla_bytes = Bytes(d.tokens, g.num_value_heads / d.t * chunk, kBf16Bytes) +
+                            Bytes(d.tokens, g.ValueWidth() / d.t, kBf16Bytes);
+  return torch_bytes + conv_bytes - fla_bytes;
 }
 
 int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
@@ -200,8 +275,14 @@ int64_t MoeBytes(const LayerOpContext& c, const Dims& d, bool selective, double 
 
 int64_t LayerBytes(const LayerOpContext& c, LayerSpec spec, bool selective, double load) {
   const Dims d = MakeDims(c);
-  const int64_t mixer = spec.mixer == MixerKind::kGatedDeltaNet ? GdnBytes(c, d, selective)
-                                                                : AttentionBytes(c, d, selective);
+  int64_t mixer = 0;
+  if (spec.mixer == MixerKind::kGatedDeltaNet) {
+    mixer = GdnBytes(c, d, selective);
+  } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
+    mixer = MlaBytes(c, d, selective);
+  } else {
+    mixer = AttentionBytes(c, d, selective);
+  }
   const int64_t ffn =
       spec.ffn == FfnKind::kMoe ? MoeBytes(c, d, selective, load) : DenseMlpBytes(c, d, selective);
   return CheckedAdd(mixer, ffn, kWhat);
@@ -236,6 +317,12 @@ int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec, double moe_
     const config::GdnConfig& g = c.model.gdn;
     const int64_t state = g.num_value_heads / d.t * g.key_head_dim * g.value_head_dim;
     mixer = Bytes(CeilDiv(d.tokens, g.chunk_size), state, kBf16Bytes);
+  } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
+    // dq, dk (nope + rope) and dv (v_head_dim, padded under THD) over the n/t local heads.
+    const config::MlaConfig& mla = c.model.mla;
+    const int64_t width =
+        c.model.attention.num_heads / d.t * (2 * mla.QkHeadDim() + c.CoreValueHeadDim());
+    mixer = Bytes(d.tokens, width, kBf16Bytes);
   } else {
     // dq, dk, dv and the gate gradient in backward.
     const config::AttentionConfig& a = c.model.attention;

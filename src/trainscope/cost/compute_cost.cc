@@ -55,9 +55,11 @@ double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
   const double scale = scale_entry == eff.gpu_throughput_scale.end() ? 1.0 : scale_entry->second;
   TRAINSCOPE_CHECK(scale > 0 && scale <= 2, "gpu_throughput_scale must lie in (0, 2]");
   const double efficiency = scale * KernelEfficiency(op, eff, precision, gdn_backend);
-  if (ClassifyKernel(op) != KernelClass::kGemm) {
+  const KernelClass kernel_class = ClassifyKernel(op);
+  if (kernel_class != KernelClass::kGemm) {
     RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
-    return gpu.bf16_flops_per_second * efficiency;
+    const double peak_fraction = kernel_class == KernelClass::kTorchFp32 ? kTf32PerBf16Peak : 1.0;
+    return gpu.bf16_flops_per_second * peak_fraction * efficiency;
   }
   const double tile_efficiency = GemmTileEfficiency(op.gemm, eff);
   if (precision == MathPrecision::kFp8) {
@@ -95,6 +97,8 @@ KernelClass ClassifyKernel(const graph::Op& op) {
       return backward ? KernelClass::kAttentionBackward : KernelClass::kAttentionForward;
     case graph::OpKind::kGdnKernel:
       return backward ? KernelClass::kGdnBackward : KernelClass::kGdnForward;
+    case graph::OpKind::kGdnTorchKernel:
+      return KernelClass::kTorchFp32;
     default:
       return KernelClass::kFused;
   }
@@ -115,6 +119,7 @@ double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff, MathP
     case KernelClass::kGdnBackward:
       return flashqla ? eff.gdn_flashqla_backward_efficiency : eff.gdn_fla_backward_efficiency;
     case KernelClass::kFused:
+    case KernelClass::kTorchFp32:
       return eff.fused_kernel_efficiency;
   }
   TRAINSCOPE_CHECK(false, "unhandled KernelClass");

@@ -35,6 +35,7 @@ enum class KernelClass {
   kAttentionBackward,  // OpKind::kAttentionCore backward
   kGdnForward,         // OpKind::kGdnKernel forward: chunked gated delta rule
   kGdnBackward,        // OpKind::kGdnKernel backward
+  kTorchFp32,          // OpKind::kGdnTorchKernel: eager fp32 ops (TF32 matmuls), fused efficiency
   kFused,              // any other compute op: fused_kernel_efficiency
 };
 
@@ -80,6 +81,13 @@ struct ComputeEfficiency {
   double gdn_fla_backward_efficiency = 0.07;
   double gdn_flashqla_forward_efficiency = 0.20;
   double gdn_flashqla_backward_efficiency = 0.14;
+  // Host time of one eager PyTorch kernel launch, per host CPU (config::HostCpu): the CPU time
+  // of one torch.nn.Linear forward (BF16, 8192 tokens x 2048, one cuBLAS GEMM) measured in
+  // NVIDIA/TransformerEngine#2053: 13.48 µs on a DGX H100 (Xeon Platinum 8480C); 33.17 µs on
+  // GH200 and 37.08 µs on GB200, whose mean 35.1 µs is the Grace value. Ops inside a captured
+  // CUDA graph pay none (cost/launch_overhead.h).
+  double launch_host_seconds_x86 = 13.48e-6;
+  double launch_host_seconds_grace = 35.1e-6;
   // Achieved FLOP rate of a GPU type relative to what the fractions above give on its preset
   // peaks, by GPU preset name (absent = 1). The fractions are Hopper figures; newer kernels and
   // peaks no NVIDIA datasheet confirms (B300/GB300) differ per type. Fitted to the
@@ -93,10 +101,15 @@ struct ComputeEfficiency {
 // KernelClass). Precondition (checked): !op.IsComm().
 [[nodiscard]] KernelClass ClassifyKernel(const graph::Op& op);
 
+// TF32 dense tensor-core peak over the BF16 one: 494.7 / 989.4 TFLOP/s on H100 SXM, 1.1 / 2.25
+// PFLOP/s on B200 (NVIDIA datasheets). fp32 matmuls run in TF32 when cuBLAS may use it (NGC
+// PyTorch containers set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1).
+inline constexpr double kTf32PerBf16Peak = 0.5;
+
 // The one place that picks an op's efficiency: the fraction of the BF16 peak (or of the FP8 peak
 // for GEMMs under kFp8) the op reaches, before tile quantisation. kGemm -> the GEMM efficiency of
 // `precision`; attention -> attention_forward/backward_efficiency; GDN -> the field of
-// `gdn_backend` and direction; anything else -> fused_kernel_efficiency.
+// `gdn_backend` and direction; anything else (kTorchFp32 included) -> fused_kernel_efficiency.
 [[nodiscard]] double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff,
                                       MathPrecision precision, GdnBackend gdn_backend);
 

@@ -73,6 +73,12 @@ double HitProbability(double subset, int64_t num_experts, int64_t top_k) {
   return 1 - miss;
 }
 
+int64_t GroupLimitedDomains(int64_t num_groups, int64_t group_top_k, int64_t num_domains) {
+  if (num_groups <= 0 || group_top_k <= 0 || num_domains <= 0) return 0;
+  if (num_domains % num_groups != 0) return 0;
+  return group_top_k * (num_domains / num_groups);
+}
+
 FlexLegBytes FlexExchangeBytes(const FlexExchange& exchange) {
   CheckExchange(exchange);
   const Layout layout = LayoutOf(exchange);

@@ -75,6 +75,15 @@ struct FlexLegBytes {
                                          const config::ClusterSpec& cluster,
                                          const FlexDispatchConstants& constants = {});
 
+// Domains a token may reach under group-limited routing (Megatron --moe-router-num-groups G,
+// --moe-router-group-topk M; DeepSeek-V3 n_group / topk_group): the E experts form G contiguous
+// groups and a token picks its experts among M groups. When every group fills whole domains
+// (num_domains % G == 0), a token reaches at most M·num_domains/G of them, and with uniform
+// scores those are a uniform choice: FlexExchange::max_domains_per_token. Otherwise a group
+// shares domains with others and the limit does not map onto domains: 0 (no limit).
+[[nodiscard]] int64_t GroupLimitedDomains(int64_t num_groups, int64_t group_top_k,
+                                          int64_t num_domains);
+
 // Fractional slowdown of a compute kernel running beside the exchange: the kernels hold
 // sm_fraction of the SMs, so compute proceeds at 1 − sm_fraction of its rate.
 [[nodiscard]] double FlexComputeSlowdown(const FlexDispatchConstants& constants = {});

@@ -34,7 +34,24 @@ double BytesPerParameter(bool distributed_optimizer, int64_t data_parallel_size)
   return 6 + (12 / static_cast<double>(data_parallel_size));
 }
 
-// compute_weight_and_optimizer_memory (:12-305) for the standard (non-MLA, non-latent) GPT path.
+// self_attn_term of the multi_latent_attention branch (:62-80), RMSNorm (norm_size 1): q_term
+// (q_lora·(h + n·(nope + rope) + 1), or h·n·(nope + rope) without q_lora) + kv_lora·(h +
+// n·(nope + v) + 1) + h·rope + n·v·h.
+double MlaAttentionParams(const ModelConfig& model) {
+  const config::MlaConfig& mla = model.mla;
+  const double h = static_cast<double>(model.hidden_size);
+  const double n = static_cast<double>(model.attention.num_heads);
+  const double qk = static_cast<double>(mla.QkHeadDim());
+  const double q_lora = static_cast<double>(mla.q_lora_rank);
+  const double q_term = mla.q_lora_rank > 0 ? q_lora * (h + n * qk + kRmsNormSize) : h * n * qk;
+  const double kv_up = n * static_cast<double>(mla.qk_nope_head_dim + mla.v_head_dim);
+  return q_term + static_cast<double>(mla.kv_lora_rank) * (h + kv_up + kRmsNormSize) +
+         h * static_cast<double>(mla.qk_rope_head_dim) +
+         n * static_cast<double>(mla.v_head_dim) * h;
+}
+
+// compute_weight_and_optimizer_memory (:12-305) for the standard GPT path and the MLA branch
+// (no latent MoE).
 double WeightAndOptimizerBytes(const ModelConfig& model, const TrainingConfig& training,
                                double padded_vocab) {
   const config::ParallelSizes& parallel = training.parallel;
@@ -58,7 +75,8 @@ double WeightAndOptimizerBytes(const ModelConfig& model, const TrainingConfig& t
 
   // Parameter classes (:82-149): P_att, P_mlp, P_sh, P_rt, P_ln, P_r (no linear bias), P_sg.
   const double query_to_hidden_ratio = static_cast<double>(model.attention.QueryWidth()) / h;
-  const double attention = 2 * h * h * ((1 + (g / n)) * query_to_hidden_ratio);
+  const double attention = model.HasMla() ? MlaAttentionParams(model)
+                                          : 2 * h * h * ((1 + (g / n)) * query_to_hidden_ratio);
   const double dense_mlp =
       2 * h * static_cast<double>(FfnHiddenSizeArg(model)) * kGatedLinearMultiplier;
   const double shared_expert = 2 * h * shared_ffn * kGatedLinearMultiplier;
@@ -159,6 +177,11 @@ void AddArchitectureNotes(const ModelConfig& model, std::vector<std::string>& no
         model.NumLayers()));
   }
   if (model.attention.qk_norm) notes.push_back("qk-norm weights are not counted");
+  if (model.HasMla()) {
+    notes.push_back(
+        "multi-latent attention: its weights follow the formula's MLA branch, its activations the "
+        "standard-attention term (the formula has no MLA activation term)");
+  }
   if (model.attention.output_gate) {
     notes.push_back("the attention output gate's share of the q projection is not counted");
   }

@@ -299,6 +299,18 @@ int64_t CountCommunicators(const graph::LayerOpContext& context, const config::R
   return count;
 }
 
+// Whether a forward-only pass runs inside the training engine with its gradient buffers and
+// GPU optimizer state allocated. slime's and AReaL's log-prob passes do: slime's
+// compute_log_prob runs the DDP-wrapped actor of MegatronTrainRayActor
+// (slime/backends/megatron_utils/actor.py), whose grad buffers live for the process (offloaded
+// only when the trainer sleeps); AReaL's PPOActor.compute_logp runs its MegatronEngine likewise.
+// verl loads the params without grads for them (load_grad=False in megatron_workers.py), and a
+// plain Megatron-Core eval is counted like verl's.
+bool KeepsTrainingStatesInForwardOnly(const TrainingConfig& training) {
+  const config::Framework framework = training.framework.framework;
+  return framework == config::Framework::kSlime || framework == config::Framework::kAreal;
+}
+
 RankMemory StageMemory(const graph::LayerOpContext& context, const config::PipelineLayout& layout,
                        const config::RankMapping& mapping, const graph::StageParams& stage,
                        int64_t m, const MemoryOverheads& overheads) {
@@ -310,13 +322,14 @@ RankMemory StageMemory(const graph::LayerOpContext& context, const config::Pipel
                                  : DdpStates(stage, params, context.training,
                                              TeLinearNumel(context, layout, stage.pipeline_rank));
   rank.weights_bytes = states.weights_bytes;
-  // A forward-only pass (eval mode) keeps no gradients and no optimizer state.
-  if (!context.training.forward_only) {
+  // A forward-only pass (eval mode) needs no gradients and no optimizer step; slime and AReaL
+  // keep the training states allocated through it.
+  if (!context.training.forward_only || KeepsTrainingStatesInForwardOnly(context.training)) {
     rank.grads_bytes = states.grads_bytes;
     rank.optimizer_bytes = states.optimizer_bytes;
-    rank.optimizer_step_bytes = states.optimizer_step_bytes;
     rank.host_optimizer_bytes = states.host_optimizer_bytes;
   }
+  if (!context.training.forward_only) rank.optimizer_step_bytes = states.optimizer_step_bytes;
   AddActivations(context, layout, m, overheads.moe_load_factor, rank);
   rank.num_communicators = CountCommunicators(context, mapping, stage.pipeline_rank);
   // Two phases: forward/backward holds the activations (and FSDP unit buffers), the optimizer

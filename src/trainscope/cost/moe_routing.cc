@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "trainscope/error.h"
 
@@ -26,6 +27,49 @@ double LoadFactorOfShares(const std::vector<double>& shares, int64_t expert_para
     busiest = std::max(busiest, load);
   }
   return std::max(1.0, static_cast<double>(expert_parallel) * busiest / total);
+}
+
+// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", 2014):
+// a fixed, platform-independent sequence, so the random placement is the same everywhere.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+// `shares` placed at random: of kPlacementSamples Fisher-Yates shuffles from a fixed seed, the
+// one whose busiest rank carries the median load (ties: the earlier shuffle).
+std::vector<double> RandomlyPlaced(const std::vector<double>& shares, int64_t expert_parallel) {
+  SplitMix64 random(0x7472616E73636F70ULL);  // "transcop"
+  std::vector<std::pair<double, std::vector<double>>> placements;
+  placements.reserve(kPlacementSamples);
+  for (int sample = 0; sample < kPlacementSamples; ++sample) {
+    std::vector<double> placed = shares;
+    for (size_t i = placed.size(); i > 1; --i) {
+      std::swap(placed[i - 1], placed[random.Next() % i]);
+    }
+    const double factor = LoadFactorOfShares(placed, expert_parallel);
+    placements.emplace_back(factor, std::move(placed));
+  }
+  std::stable_sort(placements.begin(), placements.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return placements[kPlacementSamples / 2].second;
+}
+
+// The Zipf shares of `skew` in expert-id order under its placement.
+std::vector<double> PlacedZipfShares(const RoutingSkew& skew, int64_t num_experts, int64_t top_k,
+                                     int64_t expert_parallel) {
+  std::vector<double> shares = ZipfExpertShares(*skew.zipf_exponent, num_experts, top_k);
+  if (skew.placement == ExpertPlacement::kContiguous) return shares;
+  return RandomlyPlaced(shares, expert_parallel);
 }
 
 // A direct load factor checked against the most one rank can receive.
@@ -75,7 +119,7 @@ std::vector<double> ZipfExpertShares(double zipf_exponent, int64_t num_experts, 
 std::vector<double> ExpertShares(const RoutingSkew& skew, int64_t num_experts, int64_t top_k,
                                  int64_t expert_parallel) {
   TRAINSCOPE_CHECK(top_k >= 1 && top_k <= num_experts, "need 1 <= top_k <= num_experts");
-  if (skew.zipf_exponent) return ZipfExpertShares(*skew.zipf_exponent, num_experts, top_k);
+  if (skew.zipf_exponent) return PlacedZipfShares(skew, num_experts, top_k, expert_parallel);
   if (skew.load_factor) {
     const double factor =
         CheckedDirectFactor(*skew.load_factor, num_experts, top_k, expert_parallel);
@@ -109,7 +153,7 @@ double BusiestRankLoadFactor(const RoutingSkew& skew, int64_t num_experts, int64
   TRAINSCOPE_CHECK(!(skew.zipf_exponent && !skew.expert_tokens.empty()),
                    "a routing skew is either a Zipf exponent or a histogram");
   if (skew.zipf_exponent) {
-    return LoadFactorOfShares(ZipfExpertShares(*skew.zipf_exponent, num_experts, top_k),
+    return LoadFactorOfShares(PlacedZipfShares(skew, num_experts, top_k, expert_parallel),
                               expert_parallel);
   }
   if (skew.load_factor) {

@@ -13,6 +13,21 @@
 
 namespace trainscope::cost {
 
+// Which EP rank holds which expert when the skew is a Zipf law (whose experts are in popularity
+// order, not id order).
+enum class ExpertPlacement {
+  // Popularity is unrelated to expert ids: the experts land on ranks in a random order. The
+  // load factor is that of the placement whose busiest rank is the median of
+  // kPlacementSamples fixed-seed shuffles (deterministic).
+  kRandom,
+  // The most popular experts together on rank 0 (the pessimistic placement):
+  // --moe-routing-skew contiguous=S.
+  kContiguous,
+};
+
+// Shuffles of the random placement; odd, so the median is one of them.
+inline constexpr int kPlacementSamples = 255;
+
 // At most one of the three is set; none means forced balance (every expert gets the same number
 // of tokens, Megatron's --moe-router-force-load-balancing and the graph's default).
 struct RoutingSkew {
@@ -25,6 +40,8 @@ struct RoutingSkew {
   std::optional<double> load_factor;
   // Where expert_tokens came from (a file path), named in errors; empty otherwise.
   std::string source;
+  // Placement of the Zipf experts (a histogram's ids and a direct factor are placed as given).
+  ExpertPlacement placement = ExpertPlacement::kRandom;
   friend bool operator==(const RoutingSkew&, const RoutingSkew&) = default;
 };
 
@@ -38,19 +55,20 @@ struct RoutingSkew {
                                                    int64_t top_k);
 
 // The share of the token-expert assignments of each expert (expert-id order, summing to 1): the
-// Zipf shares (popularity order = id order), the normalised histogram, for a direct load factor F
-// the experts of EP rank 0 sharing F/ep evenly and the others the rest evenly, or empty for
-// forced balance. Throws InputError naming skew.source when the histogram does not have exactly
-// num_experts entries. Preconditions as BusiestRankLoadFactor.
+// Zipf shares (contiguous: popularity order = id order; random: permuted by the median
+// placement of `expert_parallel` ranks, see ExpertPlacement), the normalised histogram, for a
+// direct load factor F the experts of EP rank 0 sharing F/ep evenly and the others the rest evenly,
+// or empty for forced balance. Throws InputError naming skew.source when the histogram does not
+// have exactly num_experts entries. Preconditions as BusiestRankLoadFactor.
 [[nodiscard]] std::vector<double> ExpertShares(const RoutingSkew& skew, int64_t num_experts,
                                                int64_t top_k, int64_t expert_parallel);
 
 // Tokens on the busiest EP rank / mean tokens per EP rank (>= 1; 1 = balanced). Experts are
 // placed contiguously: rank r holds experts [r·E/ep, (r+1)·E/ep), as Megatron assigns local
-// experts. For a Zipf skew the experts are in popularity order, so rank 0 holds the most popular
-// ones (the pessimistic placement for that exponent); for a histogram the expert ids are the
-// file's order. The factor is ep · max_r Σ_{i on r} p_i; a direct load factor is returned as
-// given. Throws InputError naming skew.source when the histogram does not have exactly
+// experts. For a Zipf skew the experts are placed as skew.placement says (contiguous: rank 0
+// holds the most popular ones, the pessimistic placement for that exponent); for a histogram the
+// expert ids are the file's order. The factor is ep · max_r Σ_{i on r} p_i; a direct load factor is
+// returned as given. Throws InputError naming skew.source when the histogram does not have exactly
 // num_experts entries, and naming --moe-routing-skew when a direct factor exceeds what the
 // layout allows: ep · min(1, (E/ep)/k) (a rank receives at most every token, each of its experts
 // at most 1/k of the assignments). Preconditions (checked):

@@ -4,38 +4,14 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <random>
+#include <utility>
 
+#include "trainscope/cost/first_fit_tree.h"
 #include "trainscope/error.h"
 
 namespace trainscope::cost {
 namespace {
-
-// Max-segment tree over the remaining capacity of bins 0..n-1 (all start empty, at full
-// capacity), answering "leftmost bin with at least x free" in O(log n).
-class FreeCapacityTree {
- public:
-  FreeCapacityTree(int64_t num_bins, int64_t capacity) {
-    while (leaves_ < num_bins) leaves_ *= 2;
-    free_.assign(2 * leaves_, capacity);
-  }
-  // Index of the leftmost bin with free capacity >= size. Precondition: one exists.
-  [[nodiscard]] int64_t LeftmostFitting(int64_t size) const {
-    int64_t node = 1;
-    while (node < leaves_) node = free_[2 * node] >= size ? 2 * node : 2 * node + 1;
-    return node - leaves_;
-  }
-  void Take(int64_t bin, int64_t size) {
-    int64_t node = bin + leaves_;
-    free_[node] -= size;
-    for (node /= 2; node >= 1; node /= 2) {
-      free_[node] = std::max(free_[2 * node], free_[2 * node + 1]);
-    }
-  }
-
- private:
-  int64_t leaves_ = 1;
-  std::vector<int64_t> free_;
-};
 
 // Apportions `counts` to `total` whole samples: floor of each quota, then one more to the
 // largest remainders (ties to the lower index, which PackSequences orders by length).
@@ -71,19 +47,54 @@ void CheckHistogram(const SequenceLengthHistogram& histogram) {
   TRAINSCOPE_CHECK(total > 0, "histogram needs a positive total count");
 }
 
+// The histogram's lengths, shortest first, each with its whole number of samples out of
+// `total` (Apportion over the lengths in that order, so ties go to the shorter length).
+std::vector<std::pair<int64_t, int64_t>> ApportionByLength(const SequenceLengthHistogram& histogram,
+                                                           int64_t total) {
+  std::vector<size_t> by_length(histogram.lengths.size());
+  std::iota(by_length.begin(), by_length.end(), size_t{0});
+  std::stable_sort(by_length.begin(), by_length.end(),
+                   [&](size_t a, size_t b) { return histogram.lengths[a] < histogram.lengths[b]; });
+  std::vector<double> sorted_counts;
+  for (const size_t i : by_length) sorted_counts.push_back(histogram.counts[i]);
+  const std::vector<int64_t> copies = Apportion(sorted_counts, total);
+  std::vector<std::pair<int64_t, int64_t>> apportioned;
+  for (size_t j = 0; j < by_length.size(); ++j) {
+    apportioned.emplace_back(histogram.lengths[by_length[j]], copies[j]);
+  }
+  return apportioned;
+}
+
 }  // namespace
+
+std::vector<int64_t> DrawSampleLengths(const SequenceLengthHistogram& histogram,
+                                       int64_t num_samples) {
+  CheckHistogram(histogram);
+  TRAINSCOPE_CHECK(num_samples >= 1, "at least one sample must be drawn");
+  std::vector<int64_t> lengths;
+  lengths.reserve(static_cast<size_t>(num_samples));
+  for (const auto& [length, copies] : ApportionByLength(histogram, num_samples)) {
+    lengths.insert(lengths.end(), copies, length);
+  }
+  std::mt19937_64 random(kSampleOrderSeed);
+  for (size_t i = lengths.size(); i > 1; --i) {
+    std::swap(lengths[i - 1], lengths[random() % i]);
+  }
+  return lengths;
+}
 
 int64_t FirstFitDecreasingBins(std::vector<int64_t> item_sizes, int64_t capacity) {
   TRAINSCOPE_CHECK(capacity >= 1, "bin capacity must be >= 1");
   std::sort(item_sizes.begin(), item_sizes.end(), std::greater<>());
   // n items never need more than n bins; unopened bins sit after the opened ones at full
   // capacity, so "leftmost bin that fits" is exactly first fit.
-  FreeCapacityTree tree(std::max<int64_t>(1, static_cast<int64_t>(item_sizes.size())), capacity);
+  internal::FirstFitTree tree(std::max<int64_t>(1, static_cast<int64_t>(item_sizes.size())),
+                              capacity);
   int64_t num_bins = 0;
   for (const int64_t size : item_sizes) {
     TRAINSCOPE_CHECK(size >= 1 && size <= capacity, "item does not fit in an empty bin");
     const int64_t bin = tree.LeftmostFitting(size);
-    tree.Take(bin, size);
+    tree.SetFree(bin, tree.Free(bin) - size);
     num_bins = std::max(num_bins, bin + 1);
   }
   return num_bins;
@@ -114,19 +125,12 @@ SequencePacking PackSequences(const SequenceLengthHistogram& histogram, int64_t 
 
   // THD fill: first-fit decreasing of a representative sample, shortest lengths first so that
   // apportioning ties go to the shorter length.
-  std::vector<size_t> by_length(histogram.lengths.size());
-  std::iota(by_length.begin(), by_length.end(), size_t{0});
-  std::stable_sort(by_length.begin(), by_length.end(),
-                   [&](size_t a, size_t b) { return histogram.lengths[a] < histogram.lengths[b]; });
-  std::vector<double> sorted_counts;
-  for (const size_t i : by_length) sorted_counts.push_back(histogram.counts[i]);
-  const std::vector<int64_t> copies = Apportion(sorted_counts, kRepresentativeSamples);
   std::vector<int64_t> items;
   double packed_tokens = 0;
-  for (size_t j = 0; j < by_length.size(); ++j) {
-    const int64_t used = std::min(histogram.lengths[by_length[j]], seq_length);
-    items.insert(items.end(), copies[j], used);
-    packed_tokens += static_cast<double>(copies[j]) * static_cast<double>(used);
+  for (const auto& [length, copies] : ApportionByLength(histogram, kRepresentativeSamples)) {
+    const int64_t used = std::min(length, seq_length);
+    items.insert(items.end(), copies, used);
+    packed_tokens += static_cast<double>(copies) * static_cast<double>(used);
   }
   const int64_t capacity = micro_batch_size * seq_length;
   const double bins = static_cast<double>(FirstFitDecreasingBins(std::move(items), capacity));

@@ -55,6 +55,16 @@ inline constexpr int64_t kRepresentativeSamples = 100'000;
 [[nodiscard]] SequencePacking PackSequences(const SequenceLengthHistogram& histogram,
                                             int64_t seq_length, int64_t micro_batch_size);
 
+// `num_samples` sample lengths drawn deterministically from `histogram` (not truncated): its
+// counts apportioned to num_samples whole samples as for kRepresentativeSamples (largest
+// remainder, ties to the shorter length), then shuffled (Fisher-Yates, position i swapped with
+// j = x mod (i + 1) for successive outputs x of std::mt19937_64 seeded with kSampleOrderSeed,
+// whose outputs the C++ standard fixes), so the order, like a rollout batch's, does not follow
+// the length. Preconditions (checked): the histogram is as documented above, num_samples >= 1.
+[[nodiscard]] std::vector<int64_t> DrawSampleLengths(const SequenceLengthHistogram& histogram,
+                                                     int64_t num_samples);
+inline constexpr uint64_t kSampleOrderSeed = 14;
+
 // Number of bins of capacity `capacity` that first-fit decreasing uses for `item_sizes` (each in
 // [1, capacity]). Exposed for tests. Precondition (checked): capacity >= 1, sizes in range.
 [[nodiscard]] int64_t FirstFitDecreasingBins(std::vector<int64_t> item_sizes, int64_t capacity);

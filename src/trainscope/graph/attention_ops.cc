@@ -68,11 +68,14 @@ struct CpSizes {
   int64_t kv_bytes = 0;  // one of K or V locally: s_c·b·g_l·d_h·2
 };
 
+// MLA (value head dim d_v ≠ d_h): K has d_h and V d_v per head, so one of K or V is taken at
+// their mean width (d_h + d_v)/2, which keeps K + V = 2·kv_bytes exact; Q and O at d_h.
 CpSizes AttentionCpSizes(const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t tokens = c.TokensPerRank();
+  const int64_t kv_width = (a.head_dim + c.CoreValueHeadDim()) / 2;
   return CpSizes{.q_bytes = tokens * (a.num_heads / Tp(c)) * a.head_dim * kBf16Bytes,
-                 .kv_bytes = tokens * LocalKvHeads(c) * a.head_dim * kBf16Bytes};
+                 .kv_bytes = tokens * LocalKvHeads(c) * kv_width * kBf16Bytes};
 }
 
 // q_layernorm / k_layernorm, RMSNorm over d_h (attention.py get_query_key_value_tensors), on the
@@ -189,9 +192,11 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
 }
 
 // Causal core attention (TE): 2·b·(n/t)·d_h·s²/c = 2·b·(n/t)·d_h·s·s_c forward (QKᵀ and PV,
-// each 2·s²·d_h per head, halved by the causal mask). THD counts Σ s_i² per packed sequence;
-// without a length distribution a micro-batch is b sequences of length s, which equals BSHD.
-// A sliding-window layer (window w < s) attends Σ_i min(i+1, w) = w·s − w(w−1)/2 query-key
+// each 2·s²·d_h per head, halved by the causal mask). With a value head dim d_v ≠ d_h (MLA:
+// d_h = nope + rope, d_v = v_head_dim), QKᵀ costs s²·d_h and PV s²·d_v per head after the mask:
+// b·(n/t)·(d_h + d_v)·s·s_c, which is the first form when d_v = d_h. THD counts Σ s_i² per packed
+// sequence; without a length distribution a micro-batch is b sequences of length s, which equals
+// BSHD. A sliding-window layer (window w < s) attends Σ_i min(i+1, w) = w·s − w(w−1)/2 query-key
 // pairs instead of the causal s²/2, and the kernel skips the masked blocks, so the FLOPs scale
 // by that ratio: 4·b·(n/t)·d_h·(w·s − w(w−1)/2)/c.
 // Bytes: read Q, K, V, write O (local heads).
@@ -200,11 +205,13 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const int64_t local_heads = a.num_heads / Tp(c);
   const int64_t s = c.training.batch.seq_length;
   const int64_t b = c.training.batch.micro_batch_size;
-  int64_t flops = 2 * b * local_heads * a.head_dim * s * (s / Cp(c));
+  // Under THD, MLA pads V to d_h for the kernel (LayerOpContext::CoreValueHeadDim).
+  const int64_t qk_plus_v = a.head_dim + c.CoreValueHeadDim();
+  int64_t flops = b * local_heads * qk_plus_v * s * (s / Cp(c));
   const auto layer = static_cast<size_t>(sink.layer());
   const int64_t w = a.sliding_window;
   if (layer < c.model.layers.size() && c.model.layers[layer].sliding && w < s) {
-    flops = 4 * b * local_heads * a.head_dim * (w * s - w * (w - 1) / 2) / Cp(c);
+    flops = 2 * b * local_heads * qk_plus_v * (w * s - w * (w - 1) / 2) / Cp(c);
   }
   const CpSizes sz = AttentionCpSizes(c);
   const std::string name = multiplier == 1 ? "attention.core" : "attention.core.backward";
@@ -269,6 +276,43 @@ int64_t GdnKernelFlops(const LayerOpContext& c) {
   return c.TokensPerRank() * (g.num_value_heads / Tp(c)) * thrice_per_head / 3;
 }
 
+// Megatron-Core's torch-native chunked delta rule (--deterministic-mode; gdn.py:69-72 and
+// torch_chunk_gated_delta_rule, gdn.py:422-527): every tensor cast to fp32, a triangular solve
+// as a Python loop over the C − 1 rows of each chunk, then a Python loop over the chunks. Per
+// sequence of L = RoundUp(s, C) positions (the CP all-to-all gives each rank whole sequences of
+// H_v/(t·c) heads) and value head, forward, counted op by op from that code:
+//   FLOPs  = L·(6C·d_k + 4C·d_v + 6·d_k·d_v) + (L/C)·(C−1)C(2C−1)/3      (matmuls, row loop)
+//   bytes  = L·(116·d_k + 106·d_v + 132·C + 32·d_k·d_v/C)                 (fp32 reads + writes)
+//          + (L/C)·[18(C−1)C + 10(C−1)C(2C−1)/3]                         (the row loop)
+//   launches = 41 + 6(C−1) before the chunk loop and 18 per chunk (one eager op each);
+// backward doubles all three (autograd: one gradient kernel per tensor input).
+struct TorchGdnCost {
+  int64_t flops = 0;
+  int64_t bytes = 0;
+  int64_t num_launches = 0;
+};
+
+TorchGdnCost TorchGdnForwardCost(const LayerOpContext& c) {
+  const config::GdnConfig& g = c.model.gdn;
+  const int64_t chunk = g.chunk_size;
+  const int64_t dk = g.key_head_dim;
+  const int64_t dv = g.value_head_dim;
+  const int64_t padded = RoundUp(c.training.batch.seq_length, chunk);  // L
+  const int64_t chunks = padded / chunk;
+  const int64_t sequences_heads =
+      c.training.batch.micro_batch_size * g.num_value_heads / (Tp(c) * Cp(c));
+  const int64_t row_loop_flops = (chunk - 1) * chunk * (2 * chunk - 1) / 3;
+  const int64_t row_loop_bytes =
+      18 * (chunk - 1) * chunk + 10 * (chunk - 1) * chunk * (2 * chunk - 1) / 3;
+  const int64_t flops_per_sequence_head =
+      padded * (6 * chunk * dk + 4 * chunk * dv + 6 * dk * dv) + chunks * row_loop_flops;
+  const int64_t bytes_per_sequence_head = padded * (116 * dk + 106 * dv + 132 * chunk) +
+                                          chunks * 32 * dk * dv + chunks * row_loop_bytes;
+  return TorchGdnCost{.flops = sequences_heads * flops_per_sequence_head,
+                      .bytes = sequences_heads * bytes_per_sequence_head,
+                      .num_launches = 41 + 6 * (chunk - 1) + 18 * chunks};
+}
+
 void GdnCpA2a(OpSink& sink, const LayerOpContext& c, const std::string& name, int64_t width) {
   if (!GdnUsesCp(c)) return;
   sink.Comm(name, CommRole(OpBlock::kGdn, CommPurpose::kCpAllToAll), Collective::kAllToAll,
@@ -282,10 +326,23 @@ void GdnCore(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const std::string suffix = multiplier == 1 ? "" : ".backward";
   const int64_t conv_channels = g.ConvChannels() / Tp(c);
   const OpRole elementwise = KernelRole(OpKind::kElementwise, OpBlock::kGdn);
-  sink.Compute("gdn.conv1d" + suffix, elementwise,
-               multiplier * 2 * tokens * g.conv_kernel * conv_channels,
-               multiplier * 2 * tokens * conv_channels * kBf16Bytes);
+  const int64_t conv_flops = multiplier * 2 * tokens * g.conv_kernel * conv_channels;
+  const int64_t conv_bytes = multiplier * 2 * tokens * conv_channels * kBf16Bytes;
+  if (!c.training.deterministic) {
+    sink.Compute("gdn.conv1d" + suffix, elementwise, conv_flops, conv_bytes);
+  } else {
+    // torch-native path (gdn.py:217-229): a contiguous [b, d, s] copy of the input, F.conv1d,
+    // then SiLU on the output slice: 3 launches and one more read + write of the input.
+    sink.Compute("gdn.conv1d" + suffix, elementwise, conv_flops,
+                 conv_bytes + multiplier * tokens * conv_channels * 2 * kBf16Bytes, multiplier * 3);
+  }
   Elementwise(sink, elementwise, "gdn.gates", tokens * (g.num_value_heads / Tp(c)), kGdnGates);
+  if (c.training.deterministic) {
+    const TorchGdnCost cost = TorchGdnForwardCost(c);
+    sink.Compute("gdn.torch_chunk" + suffix, KernelRole(OpKind::kGdnTorchKernel, OpBlock::kGdn),
+                 multiplier * cost.flops, multiplier * cost.bytes, multiplier * cost.num_launches);
+    return;
+  }
   sink.Compute("gdn.kernel" + suffix, KernelRole(OpKind::kGdnKernel, OpBlock::kGdn),
                multiplier * GdnKernelFlops(c),
                multiplier * tokens * (g.InProjWidth() + g.ValueWidth()) / Tp(c) * kBf16Bytes);

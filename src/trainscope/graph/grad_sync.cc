@@ -146,6 +146,9 @@ Op HostOp(const std::string& name, OpKind kind, int64_t flops, int64_t bytes) {
                  GroupKind::kDpCp, 1, 0);
   op.flops = flops;
   op.bytes = bytes;
+  // The GPU step is one multi-tensor-apply launch; host transfers and the CPU step are priced on
+  // the host already.
+  op.num_launches = kind == OpKind::kOptimizer ? 1 : 0;
   return op;
 }
 

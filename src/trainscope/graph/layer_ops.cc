@@ -44,6 +44,8 @@ using internal::Tp;
 void MixerForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   if (spec.mixer == MixerKind::kGatedDeltaNet) {
     GdnForward(sink, c);
+  } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
+    internal::MlaForward(sink, c);
   } else {
     AttentionForward(sink, c);
   }
@@ -83,6 +85,8 @@ std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t l
   }
   if (spec.mixer == MixerKind::kGatedDeltaNet) {
     GdnBackward(sink, c);
+  } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
+    internal::MlaBackward(sink, c);
   } else {
     AttentionBackward(sink, c);
   }
@@ -113,6 +117,9 @@ void SelectiveRecompute(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
     CpAfterCore(sink, c, sink.layer(), /*backward=*/false);
   }
   if (!attention && Recomputes(c, "gdn_norm_out")) GdnOutNorm(sink, c);  // gdn.py:266-287
+  if (spec.mixer == MixerKind::kMultiLatentAttention && Recomputes(c, "mla_up_proj")) {
+    internal::MlaUpProjRecompute(sink, c);  // multi_latent_attention.py:983-988
+  }
   if (!moe && Recomputes(c, "mlp")) DenseMlpForward(sink, c);
   if (moe && Recomputes(c, "layernorm")) HiddenNorm(sink, c, OpBlock::kMoeRouter, "moe.input_norm");
   if (moe && Recomputes(c, "moe")) {
@@ -203,6 +210,13 @@ void EhProjBackward(OpSink& sink, const LayerOpContext& c) {
 
 int64_t LayerOpContext::TokensPerRank() const {
   return training.batch.seq_length / training.parallel.context * training.batch.micro_batch_size;
+}
+
+int64_t LayerOpContext::CoreValueHeadDim() const {
+  const config::AttentionConfig& a = model.attention;
+  const bool padded =
+      model.HasMla() && layout == config::SequenceLayout::kThd && a.ValueHeadDim() < a.head_dim;
+  return padded ? a.head_dim : a.ValueHeadDim();
 }
 
 int64_t LayerOpContext::ActivationBytes() const {

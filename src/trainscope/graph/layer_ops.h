@@ -31,6 +31,10 @@ struct LayerOpContext {
   [[nodiscard]] bool SequenceParallel() const;
   // Megatron's padded vocabulary ceil(V0/(div·t))·div·t (vocab_utils.py:58-59).
   [[nodiscard]] int64_t PaddedVocab() const;
+  // The value head width the core-attention kernel runs with: attention.ValueHeadDim(), except
+  // that MLA under THD pads V to the q/k head dim before the kernel and trims the output after
+  // (multi_latent_attention.py:85-108, _prepare_mla_core_attention_value).
+  [[nodiscard]] int64_t CoreValueHeadDim() const;
 };
 
 // Builds a context with the sequence layout resolved by TrainingConfig::ResolvedSequenceLayout.

@@ -23,6 +23,12 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
 // Causal core attention (TE DotProductAttention); `multiplier` 1 for forward, 2 for backward.
 void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier);
 
+// Multi-latent attention block (multi_latent_attention.py, TE spec), forward and backward.
+void MlaForward(OpSink& sink, const LayerOpContext& c);
+void MlaBackward(OpSink& sink, const LayerOpContext& c);
+// The forward ops the selective `mla_up_proj` recompute replays: the latent norms, the up
+// projections with their SP gathers, and RoPE (multi_latent_attention.py:983-988).
+void MlaUpProjRecompute(OpSink& sink, const LayerOpContext& c);
 // Gated DeltaNet block (ssm/gated_delta_net/), forward and backward.
 void GdnForward(OpSink& sink, const LayerOpContext& c);
 void GdnBackward(OpSink& sink, const LayerOpContext& c);

@@ -34,21 +34,22 @@ enum class Collective {
 // op's name, which is for display and export only.
 enum class OpKind {
   kUnset,
-  kGemm,           // dense or grouped GEMM; OpPass tells forward, dgrad or wgrad
-  kAttentionCore,  // flash / fused core attention
-  kGdnKernel,      // chunked gated delta rule
-  kNorm,           // RMSNorm and its variants
-  kElementwise,    // activations, RoPE, gates, GDN conv1d and gates
-  kRouterTopK,     // MoE router softmax + top-k
-  kPermute,        // MoE permute of the routed tokens
-  kSortChunks,     // MoE sort / unsort of the received rows by local expert
-  kUnpermute,      // MoE unpermute (scatter-add back to token order)
-  kEmbedding,      // word-embedding lookup and its wgrad
-  kLoss,           // cross-entropy
-  kOptimizer,      // Adam or SGD step on the GPU
-  kHostTransfer,   // pinned D2H / H2D copy of the CPU-offloaded optimizer (grads down, params up)
-  kCpuOptimizer,   // CPU Adam of the offloaded share; `bytes` = PCIe bytes it overlaps
-  kCollective,     // every communication op
+  kGemm,            // dense or grouped GEMM; OpPass tells forward, dgrad or wgrad
+  kAttentionCore,   // flash / fused core attention
+  kGdnKernel,       // chunked gated delta rule (FLA or FlashQLA kernels)
+  kGdnTorchKernel,  // the torch-native chunked delta rule of --deterministic-mode (fp32)
+  kNorm,            // RMSNorm and its variants
+  kElementwise,     // activations, RoPE, gates, GDN conv1d and gates
+  kRouterTopK,      // MoE router softmax + top-k
+  kPermute,         // MoE permute of the routed tokens
+  kSortChunks,      // MoE sort / unsort of the received rows by local expert
+  kUnpermute,       // MoE unpermute (scatter-add back to token order)
+  kEmbedding,       // word-embedding lookup and its wgrad
+  kLoss,            // cross-entropy
+  kOptimizer,       // Adam or SGD step on the GPU
+  kHostTransfer,    // pinned D2H / H2D copy of the CPU-offloaded optimizer (grads down, params up)
+  kCpuOptimizer,    // CPU Adam of the offloaded share; `bytes` = PCIe bytes it overlaps
+  kCollective,      // every communication op
 };
 
 // The part of the model or step an op belongs to. FamilyName() maps it to the breakdown key.
@@ -154,6 +155,10 @@ struct Op {
   int64_t flops = 0;
   int64_t bytes = 0;  // bytes read + written by the kernel
   GemmShape gemm;     // set for GEMMs (m == 0 otherwise)
+  // Host launches the op issues, in units of one eager PyTorch kernel launch (graph/op_sink.h
+  // sets them per op kind; docs/cost-model.md "Launch and host overhead"). 0 for communication
+  // ops (their host cost is inside their latency) and host-side ops.
+  int64_t num_launches = 0;
 
   // Communication ops.
   Collective collective = Collective::kNone;

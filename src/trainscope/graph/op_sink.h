@@ -16,6 +16,46 @@
 
 namespace trainscope::graph::internal {
 
+// Host launches of one compute op, in units of one eager PyTorch kernel launch
+// (docs/cost-model.md, "Launch and host overhead"). A Transformer Engine module call (a GEMM,
+// core attention) counts 3: TE's Linear forward takes 90.5 / 99.7 µs of CPU on GH200 / GB200
+// against 33.2 / 37.1 µs for torch.nn.Linear, 2.7x (NVIDIA/TransformerEngine#2053). FLA's
+// chunked delta rule launches 6 Triton kernels forward (chunk_local_cumsum,
+// chunk_scaled_dot_kkt_fwd, solve_tril, recompute_w_u_fwd, chunk_gated_delta_rule_fwd_h,
+// chunk_fwd_o) and 9 backward (fla/ops/gated_delta_rule/chunk.py). Counted from Megatron-Core's
+// code: the unfused router 6 (score function, top-k, scatter, aux-loss statistics; router.py),
+// a token permutation 3 (index, sort, gather; moe_utils.py), the vocab-parallel cross-entropy 6
+// (max, subtract, exp, sum, target gather, log; cross_entropy.py). Anything else one kernel.
+inline int64_t KernelLaunches(const OpRole& role) {
+  const bool backward = role.pass != OpPass::kForward;
+  switch (role.kind) {
+    case OpKind::kGemm:
+    case OpKind::kAttentionCore:
+      return 3;
+    case OpKind::kGdnKernel:
+      return backward ? 9 : 6;
+    case OpKind::kRouterTopK:
+    case OpKind::kLoss:
+      return 6;
+    case OpKind::kPermute:
+    case OpKind::kUnpermute:
+    case OpKind::kSortChunks:
+      return 3;
+    case OpKind::kHostTransfer:
+    case OpKind::kCpuOptimizer:
+    case OpKind::kCollective:
+      return 0;
+    default:
+      return 1;
+  }
+}
+
+// A (grouped) GEMM: one TE module call (3) plus one cuBLAS launch per extra group. TE's
+// GroupedLinear issues one GEMM per local expert on multiple streams, with two torch.empty calls
+// per GEMM on the host (NVIDIA/TransformerEngine#1499); on SM100 the per-call host setup of an
+// 8-expert grouped GEMM measured 0.11 ms (NVIDIA/TransformerEngine PR #3134).
+inline int64_t GemmLaunches(int64_t groups) { return 3 + (groups > 1 ? groups : 0); }
+
 // Collects the ops of one block in emission order. Collectives over a group of one rank move
 // nothing and are not emitted. Every op gets the role it is given; its pass is kBackward when the
 // sink's phase is backward and the role does not say dgrad or wgrad; collectives get kind
@@ -30,6 +70,11 @@ class OpSink {
     op.bytes = bytes;
     ops_.push_back(std::move(op));
   }
+  // A compute op whose host launches are counted by the caller (a chain of small kernels).
+  void Compute(std::string name, OpRole role, int64_t flops, int64_t bytes, int64_t num_launches) {
+    Compute(std::move(name), role, flops, bytes);
+    ops_.back().num_launches = num_launches;
+  }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
   // Bytes: input, weights and output, bf16 (docs/workload.md). `role` names block and module.
   void Gemm(std::string name, OpRole role, int64_t rows, int64_t out, int64_t in,
@@ -39,6 +84,7 @@ class OpSink {
     op.gemm = GemmShape{.m = rows, .n = out, .k = in, .groups = groups};
     op.flops = 2 * rows * out * in;
     op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
+    op.num_launches = GemmLaunches(groups);
     ops_.push_back(std::move(op));
   }
   // Backward of the forward GEMM (rows, out, in): dgrad [rows x out]·[out x in] ...
@@ -58,6 +104,7 @@ class OpSink {
         GemmShape{.m = out, .n = in, .k = rows, .groups = groups, .grouped_axis = GroupedAxis::kK};
     op.flops = 2 * rows * out * in;
     op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
+    op.num_launches = GemmLaunches(groups);
     ops_.push_back(std::move(op));
   }
   void Comm(std::string name, OpRole role, Collective collective, config::GroupKind group,
@@ -69,6 +116,7 @@ class OpSink {
     op.group = group;
     op.group_size = group_size;
     op.message_bytes = message_bytes;
+    op.num_launches = 0;
     ops_.push_back(std::move(op));
   }
   void Append(const std::vector<Op>& ops) { ops_.insert(ops_.end(), ops.begin(), ops.end()); }
@@ -84,6 +132,7 @@ class OpSink {
     op.name = std::move(name);
     if (phase_ == Phase::kBackward && role.pass == OpPass::kForward) role.pass = OpPass::kBackward;
     op.role = role;
+    op.num_launches = KernelLaunches(op.role);
     return op;
   }
   Phase phase_;

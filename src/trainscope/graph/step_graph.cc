@@ -155,6 +155,23 @@ FlopsLayerCounts CountFlopsLayers(const config::ModelConfig& model) {
   return counts;
 }
 
+// The token-linear part of one MLA block in Megatron's model FLOPs (training.py
+// num_floating_point_operations, the multi_latent_attention branch): 6·(q_term +
+// kv_lora·(h + n·(nope + v) + 1) + h·rope + n·v·h) with q_term = q_lora·(h + n·(nope + rope) + 1),
+// or h·n·(nope + rope) without q_lora_rank. The "+ 1"s are Megatron's norm terms.
+__int128 MlaLinearFlopsPerToken(const config::ModelConfig& model) {
+  using Wide = __int128;
+  const config::MlaConfig& mla = model.mla;
+  const Wide h = model.hidden_size;
+  const Wide heads = model.attention.num_heads;
+  const Wide q_term = mla.q_lora_rank > 0
+                          ? Wide{mla.q_lora_rank} * (h + heads * mla.QkHeadDim() + 1)
+                          : h * heads * mla.QkHeadDim();
+  const Wide kv_term =
+      Wide{mla.kv_lora_rank} * (h + heads * (mla.qk_nope_head_dim + mla.v_head_dim) + 1);
+  return 6 * (q_term + kv_term + h * mla.qk_rope_head_dim + heads * mla.v_head_dim * h);
+}
+
 }  // namespace
 
 long double MegatronModelFlopsPerStep(const config::ModelConfig& model,
@@ -179,13 +196,17 @@ long double MegatronModelFlopsPerStep(const config::ModelConfig& model,
                      Wide{moe.shared_expert_ffn_hidden_size} * kSwiGlu) *
                         n.moe);
   const Wide attention_linear =
-      6 * (h * (a.QueryWidth() + 2 * a.KvWidth() + a.GateWidth()) + Wide{a.QueryWidth()} * h);
+      model.HasMla()
+          ? MlaLinearFlopsPerToken(model)
+          : 6 * (h * (a.QueryWidth() + 2 * a.KvWidth() + a.GateWidth()) + Wide{a.QueryWidth()} * h);
   const Wide gdn_linear =
       6 * (h * g.InProjWidth() + Wide{g.conv_kernel} * g.ConvChannels() +
            Wide{4} * g.num_value_heads * g.value_head_dim * g.value_head_dim + h * g.ValueWidth());
   const Wide per_token = ffn + gdn_linear * n.linear + attention_linear * n.softmax +
                          6 * mtp * (3 * h + 2 * h * h) + 6 * h * vocab * (mtp + 1);
-  const Wide core = tokens * s * 6 * a.QueryWidth() * n.softmax;
+  // Core attention: 6·n·(d_qk/2 + d_v/2) per token and key (the MLA branch); 6·n·d_h with
+  // d_qk = d_v = d_h (the MHA/GQA branch).
+  const Wide core = tokens * s * 3 * a.num_heads * (a.head_dim + a.ValueHeadDim()) * n.softmax;
   return static_cast<long double>(tokens * per_token + core);
 }
 

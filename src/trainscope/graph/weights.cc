@@ -41,6 +41,39 @@ void AppendAttention(const ModelConfig& model, std::vector<WeightTensor>& out) {
   }
 }
 
+// Multi-latent attention as Megatron-Core builds it with the TE spec (multi_latent_attention.py:
+// 508-628; gpt_layer_specs.py:104-131): the down projections are TELinear in 'duplicated' mode,
+// so every TP rank holds them whole; the q/kv layer norms are fused into the column-parallel up
+// projections (layer_norm_weight); linear_proj is row-parallel over the n·v_head_dim heads.
+// Without q_lora_rank, q comes from one column-parallel linear_q_proj.
+void AppendMla(const ModelConfig& model, std::vector<WeightTensor>& out) {
+  const config::MlaConfig& mla = model.mla;
+  const int64_t h = model.hidden_size;
+  const int64_t n = model.attention.num_heads;
+  const Component a = Component::kAttention;
+  out.push_back({"input_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
+  if (mla.q_lora_rank > 0) {
+    out.push_back({"self_attention.linear_q_down_proj.weight", a, mla.q_lora_rank, h, 1,
+                   Split::kReplicated, false});
+    out.push_back({"self_attention.linear_q_up_proj.layer_norm_weight", Component::kNorms,
+                   mla.q_lora_rank, 1, 1, Split::kReplicated, false});
+    out.push_back({"self_attention.linear_q_up_proj.weight", a, n * mla.QkHeadDim(),
+                   mla.q_lora_rank, 1, Split::kColumn, false});
+  } else {
+    out.push_back({"self_attention.linear_q_proj.weight", a, n * mla.QkHeadDim(), h, 1,
+                   Split::kColumn, false});
+  }
+  out.push_back({"self_attention.linear_kv_down_proj.weight", a, mla.KvDownWidth(), h, 1,
+                 Split::kReplicated, false});
+  out.push_back({"self_attention.linear_kv_up_proj.layer_norm_weight", Component::kNorms,
+                 mla.kv_lora_rank, 1, 1, Split::kReplicated, false});
+  out.push_back({"self_attention.linear_kv_up_proj.weight", a,
+                 n * (mla.qk_nope_head_dim + mla.v_head_dim), mla.kv_lora_rank, 1, Split::kColumn,
+                 false});
+  out.push_back(
+      {"self_attention.linear_proj.weight", a, h, n * mla.v_head_dim, 1, Split::kRow, false});
+}
+
 // Gated DeltaNet (gated_delta_net/common.py:181-287): fused in_proj [q,k,v,z,beta,alpha], depthwise
 // conv1d over q/k/v, A_log and dt_bias per value head, gated out_norm over d_v, out_proj.
 void AppendGdn(const ModelConfig& model, std::vector<WeightTensor>& out) {
@@ -85,6 +118,12 @@ void AppendMoe(const ModelConfig& model, std::vector<WeightTensor>& out) {
     out.push_back(
         {"mlp.router.bias", Component::kRouter, moe.num_experts, 1, 1, Split::kReplicated, false});
   }
+  if (moe.router_score_bias) {
+    // A buffer in Megatron (router.py, --moe-router-enable-expert-bias) updated from the load,
+    // not by the optimizer; counted because the checkpoint stores it (e_score_correction_bias).
+    out.push_back({"mlp.router.expert_bias", Component::kRouter, moe.num_experts, 1, 1,
+                   Split::kReplicated, false});
+  }
   out.push_back({"mlp.experts.linear_fc1.weight", Component::kRoutedExperts,
                  2 * moe.expert_ffn_hidden_size, h, moe.num_experts, Split::kColumn, true});
   if (moe.expert_bias) {
@@ -119,6 +158,8 @@ std::vector<WeightTensor> DecoderLayerWeights(const ModelConfig& model, config::
   std::vector<WeightTensor> out;
   if (layer.mixer == MixerKind::kGatedDeltaNet) {
     AppendGdn(model, out);
+  } else if (layer.mixer == MixerKind::kMultiLatentAttention) {
+    AppendMla(model, out);
   } else {
     AppendAttention(model, out);
   }

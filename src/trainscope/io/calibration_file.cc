@@ -41,7 +41,7 @@ using cost::ComputeEfficiency;
 using cost::LinkEfficiency;
 
 // The one table of ComputeEfficiency keys.
-constexpr std::array<Field<ComputeEfficiency>, 13> kComputeFields = {{
+constexpr std::array<Field<ComputeEfficiency>, 15> kComputeFields = {{
     {"bf16_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::bf16_gemm_efficiency},
     {"fp8_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::fp8_gemm_efficiency},
     {"gemm_tile_m", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_m},
@@ -61,6 +61,9 @@ constexpr std::array<Field<ComputeEfficiency>, 13> kComputeFields = {{
      &ComputeEfficiency::gdn_flashqla_forward_efficiency},
     {"gdn_flashqla_backward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::gdn_flashqla_backward_efficiency},
+    {"launch_host_seconds_x86", kLatencySecondsRange, &ComputeEfficiency::launch_host_seconds_x86},
+    {"launch_host_seconds_grace", kLatencySecondsRange,
+     &ComputeEfficiency::launch_host_seconds_grace},
 }};
 
 // The one table of LinkEfficiency keys (config/cluster.h); the ranges are those of the cluster

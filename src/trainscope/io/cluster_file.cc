@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -99,6 +100,24 @@ std::string ReadString(const YAML::Node& node, const std::string& key, const std
   return node.Scalar();
 }
 
+// A compute capability written MAJOR.MINOR (9.0, 8.9, 10.3): one or two digits, a dot, one digit.
+config::ComputeCapability ReadComputeCapability(const YAML::Node& node, const std::string& key,
+                                                const std::string& source) {
+  const std::string text = IsPlainScalar(node) ? node.Scalar() : std::string();
+  const size_t dot = text.find('.');
+  const auto digits = [&](size_t from, size_t count) {
+    return count >= 1 && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(from),
+                                     text.begin() + static_cast<std::ptrdiff_t>(from + count),
+                                     [](char ch) { return ch >= '0' && ch <= '9'; });
+  };
+  if (dot == std::string::npos || dot > 2 || text.size() != dot + 2 || !digits(0, dot) ||
+      !digits(dot + 1, 1)) {
+    Fail(source, key,
+         fmt::format("expected a compute capability MAJOR.MINOR such as 9.0 (got {})", Got(node)));
+  }
+  return {.major = std::stoi(text.substr(0, dot)), .minor = text[dot + 1] - '0'};
+}
+
 // The name of a mapping key; a key that is not a plain scalar ({[1, 2]: 8}) is rejected.
 std::string KeyName(const YAML::Node& key, const std::string& where, const std::string& source) {
   if (!key.IsScalar()) {
@@ -156,6 +175,8 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
     file.memory_gib = ReadNumber(value, key, source, kMemoryGibRange);
   } else if (key == "hbm_tbps") {
     file.hbm_tbps = ReadNumber(value, key, source, kHbmTbpsRange);
+  } else if (key == "compute_capability") {
+    file.compute_capability = ReadComputeCapability(value, key, source);
   } else if (key == "nvlink_gbps") {
     file.nvlink_gbps = ReadNumber(value, key, source, kLinkBandwidthRange);
   } else if (key == "pcie_gbps") {
@@ -170,7 +191,8 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
     Fail(source, key,
          "unknown key (expected one of gpu, gpus_per_node, nvlink_domain, scale_out_gbps, "
          "scale_out_latency_us, nvls, bf16_tflops, fp8_tflops, memory_gib, hbm_tbps, "
-         "nvlink_gbps, pcie_gbps, cpu_optimizer_gflops, storage_gbps, links)");
+         "compute_capability, nvlink_gbps, pcie_gbps, cpu_optimizer_gflops, storage_gbps, "
+         "links)");
   }
 }
 
@@ -227,6 +249,7 @@ void ApplyFile(const ClusterFile& file, config::ClusterSpec& cluster) {
   }
   if (file.hbm_tbps) gpu.hbm_bytes_per_second = *file.hbm_tbps * kBytesPerTB;
   if (file.nvlink_gbps) gpu.nvlink_bytes_per_second = *file.nvlink_gbps * kBytesPerGB;
+  if (file.compute_capability) gpu.compute_capability = *file.compute_capability;
   if (file.gpus_per_node) cluster.gpus_per_node = *file.gpus_per_node;
   if (file.nvlink_domain) cluster.nvlink_domain_gpus = *file.nvlink_domain;
   if (file.scale_out_gbps) {

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "trainscope/config/cluster.h"
+#include "trainscope/config/hardware.h"
 
 namespace trainscope::io {
 
@@ -29,7 +30,8 @@ struct ClusterFile {
   std::optional<double> fp8_tflops;
   std::optional<double> memory_gib;
   std::optional<double> hbm_tbps;
-  std::optional<double> nvlink_gbps;           // GB/s per GPU, per direction
+  std::optional<double> nvlink_gbps;                            // GB/s per GPU, per direction
+  std::optional<config::ComputeCapability> compute_capability;  // "MAJOR.MINOR", e.g. 9.0
   std::optional<double> pcie_gbps;             // GB/s per GPU host link, per direction
   std::optional<double> cpu_optimizer_gflops;  // CPU optimizer GFLOP/s per node
   std::optional<double> storage_gbps;          // GB/s of the checkpoint storage

@@ -112,6 +112,8 @@ std::optional<ModelFamily> FamilyOf(const std::string& model_type) {
   if (model_type == "llama") return ModelFamily::kLlama;
   if (model_type == "mixtral") return ModelFamily::kMixtral;
   if (model_type == "gpt_oss") return ModelFamily::kGptOss;
+  // Kimi-K2 ships model_type kimi_k2 with the DeepseekV3ForCausalLM architecture.
+  if (model_type == "deepseek_v3" || model_type == "kimi_k2") return ModelFamily::kDeepSeekV3;
   return std::nullopt;
 }
 
@@ -128,7 +130,9 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
     text.Fail("num_key_value_heads", fmt::format("must divide num_attention_heads (got {} and {})",
                                                  attention.num_kv_heads, attention.num_heads));
   }
-  if (text.Has("head_dim")) {
+  if (family == ModelFamily::kDeepSeekV3) {
+    attention.head_dim = 0;  // MLA: set from qk_nope_head_dim + qk_rope_head_dim by LoadMla
+  } else if (text.Has("head_dim")) {
     attention.head_dim = text.PositiveInt("head_dim");
   } else {
     if (model.hidden_size % attention.num_heads != 0) {
@@ -139,7 +143,7 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
     attention.head_dim = model.hidden_size / attention.num_heads;
   }
   const bool qwen = family != ModelFamily::kLlama && family != ModelFamily::kMixtral &&
-                    family != ModelFamily::kGptOss;
+                    family != ModelFamily::kGptOss && family != ModelFamily::kDeepSeekV3;
   attention.qk_norm = qwen;
   // Qwen3-Next and Qwen3.5 always apply the sigmoid output gate; attn_output_gate records it.
   attention.output_gate = IsHybrid(family);
@@ -174,6 +178,69 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
   }
 }
 
+// Multi-latent attention (transformers DeepseekV3Attention; Megatron MLATransformerConfig):
+// q_lora_rank (null = no q bottleneck, Moonlight), kv_lora_rank, qk_nope_head_dim,
+// qk_rope_head_dim, v_head_dim. Every head has its own k and v after kv_b_proj, so the GQA view
+// is num_kv_heads = num_heads with head_dim = nope + rope and a separate value_head_dim;
+// num_key_value_heads, if given, must say so. RoPE covers rope / (nope + rope) of head_dim.
+void LoadMla(const Node& text, ModelConfig& model) {
+  config::MlaConfig& mla = model.mla;
+  mla.q_lora_rank = text.IntOr("q_lora_rank", 0, 1);
+  mla.kv_lora_rank = text.PositiveInt("kv_lora_rank");
+  mla.qk_nope_head_dim = text.PositiveInt("qk_nope_head_dim");
+  mla.qk_rope_head_dim = text.PositiveInt("qk_rope_head_dim");
+  mla.v_head_dim = text.PositiveInt("v_head_dim");
+  config::AttentionConfig& attention = model.attention;
+  if (attention.num_kv_heads != attention.num_heads) {
+    text.Fail("num_key_value_heads",
+              fmt::format("multi-latent attention has one k and v per head (got {}, expected "
+                          "num_attention_heads = {})",
+                          attention.num_kv_heads, attention.num_heads));
+  }
+  attention.head_dim = mla.QkHeadDim();
+  attention.value_head_dim = mla.v_head_dim;
+  attention.rotary_fraction =
+      static_cast<double>(mla.qk_rope_head_dim) / static_cast<double>(mla.QkHeadDim());
+}
+
+// DeepSeek-V3 router (transformers DeepseekV3TopkRouter / MoEGate): scoring_func softmax or
+// sigmoid; topk_method noaux_tc adds e_score_correction_bias; n_group / topk_group limit the
+// groups a token may pick from (node-limited routing when a group is one node's experts).
+void LoadDeepSeekRouter(const Node& text, config::MoeConfig& moe) {
+  const std::string score = text.Has("scoring_func") ? text.String("scoring_func") : "softmax";
+  if (score != "softmax" && score != "sigmoid") {
+    text.Fail("scoring_func", fmt::format("unsupported router score (got \"{}\", expected "
+                                          "softmax or sigmoid)",
+                                          Abbreviated(score)));
+  }
+  moe.score = score == "sigmoid" ? config::RouterScore::kSigmoid : config::RouterScore::kSoftmax;
+  const std::string method = text.Has("topk_method") ? text.String("topk_method") : "greedy";
+  if (method != "noaux_tc" && method != "greedy" && method != "group_limited_greedy") {
+    text.Fail("topk_method",
+              fmt::format("unsupported top-k method (got \"{}\", expected noaux_tc, greedy or "
+                          "group_limited_greedy)",
+                          Abbreviated(method)));
+  }
+  moe.router_score_bias = method == "noaux_tc";
+  // The complementary sequence-wise balance loss (arXiv:2412.19437 §2.1.2): aux_loss_alpha.
+  moe.aux_loss_coef = text.NumberOr("aux_loss_alpha", moe.aux_loss_coef);
+  moe.num_groups = text.IntOr("n_group", 1, 1);
+  moe.group_top_k = text.IntOr("topk_group", moe.num_groups, 1);
+  if (moe.num_experts % moe.num_groups != 0) {
+    text.Fail("n_group", fmt::format("must divide n_routed_experts (got {} and {})", moe.num_groups,
+                                     moe.num_experts));
+  }
+  if (moe.group_top_k > moe.num_groups) {
+    text.Fail("topk_group", fmt::format("exceeds n_group (got {}, expected at most {})",
+                                        moe.group_top_k, moe.num_groups));
+  }
+  if (moe.num_groups == 1) moe.num_groups = moe.group_top_k = 0;  // one group: no limit
+  // Each of the n_shared_experts is a moe_intermediate_size SwiGLU; Megatron fuses them into one
+  // shared expert of n·F (moe_shared_expert_intermediate_size).
+  const int64_t shared = text.IntOr("n_shared_experts", 0, 0);
+  moe.shared_expert_ffn_hidden_size = shared * moe.expert_ffn_hidden_size;
+}
+
 // layer_types: one entry per layer, each `other_kind` or "full_attention" (Qwen3.5:
 // linear_attention; GPT-OSS: sliding_attention). Fails naming the entry otherwise.
 std::vector<std::string> LayerTypes(const Node& text, int64_t num_layers,
@@ -200,6 +267,10 @@ std::vector<std::string> LayerTypes(const Node& text, int64_t num_layers,
 // Mixer kind per layer: layer_types when given (checked against full_attention_interval),
 // otherwise layer i is full attention iff (i+1) % full_attention_interval == 0.
 std::vector<MixerKind> LoadMixers(const Node& text, ModelFamily family, int64_t num_layers) {
+  if (family == ModelFamily::kDeepSeekV3) {
+    return std::vector<MixerKind>(static_cast<size_t>(num_layers),
+                                  MixerKind::kMultiLatentAttention);
+  }
   if (!IsHybrid(family))
     return std::vector<MixerKind>(static_cast<size_t>(num_layers), MixerKind::kAttention);
   const int64_t interval = text.IntOr("full_attention_interval", 4, 1);
@@ -244,6 +315,9 @@ void LoadMoe(const Node& text, ModelFamily family, ModelConfig& model) {
   if (family == ModelFamily::kMixtral || family == ModelFamily::kGptOss) {
     moe.num_experts = text.PositiveInt("num_local_experts", kMaxExperts);
     moe.expert_ffn_hidden_size = text.PositiveInt("intermediate_size");
+  } else if (family == ModelFamily::kDeepSeekV3) {
+    moe.num_experts = text.PositiveInt("n_routed_experts", kMaxExperts);
+    moe.expert_ffn_hidden_size = text.PositiveInt("moe_intermediate_size");
   } else {
     moe.num_experts = text.PositiveInt("num_experts", kMaxExperts);
     moe.expert_ffn_hidden_size = text.PositiveInt("moe_intermediate_size");
@@ -263,11 +337,25 @@ void LoadMoe(const Node& text, ModelFamily family, ModelConfig& model) {
   moe.aux_loss_coef = text.NumberOr("router_aux_loss_coef", 0.0);
   moe.router_bias = family == ModelFamily::kGptOss;
   moe.expert_bias = family == ModelFamily::kGptOss;
+  if (family == ModelFamily::kDeepSeekV3) LoadDeepSeekRouter(text, moe);
+}
+
+// DeepSeek-V3 (transformers DeepseekV3DecoderLayer): layer i is MoE iff
+// i >= first_k_dense_replace and i % moe_layer_freq == 0.
+std::vector<FfnKind> LoadDeepSeekFfns(const Node& text, int64_t num_layers) {
+  const int64_t first_dense = text.IntOr("first_k_dense_replace", 0, 0, num_layers);
+  const int64_t frequency = text.IntOr("moe_layer_freq", 1, 1);
+  std::vector<FfnKind> ffns;
+  for (int64_t i = 0; i < num_layers; ++i) {
+    ffns.push_back(i >= first_dense && i % frequency == 0 ? FfnKind::kMoe : FfnKind::kDense);
+  }
+  return ffns;
 }
 
 // FFN kind per layer (transformers Qwen3MoeDecoderLayer): MoE iff not in mlp_only_layers and
 // (i+1) % decoder_sparse_step == 0. Qwen3.5 MoE and Mixtral: every layer is MoE.
 std::vector<FfnKind> LoadFfns(const Node& text, ModelFamily family, int64_t num_layers) {
+  if (family == ModelFamily::kDeepSeekV3) return LoadDeepSeekFfns(text, num_layers);
   const bool moe_family = family == ModelFamily::kQwen3Moe || family == ModelFamily::kQwen3Next ||
                           family == ModelFamily::kQwen35Moe || family == ModelFamily::kMixtral ||
                           family == ModelFamily::kGptOss;
@@ -348,7 +436,7 @@ ModelConfig BuildModel(const Node& top) {
   if (!family) {
     top.Fail("model_type", fmt::format("unsupported model type (got \"{}\", expected one of qwen3, "
                                        "qwen3_moe, qwen3_next, qwen3_5, qwen3_5_moe, llama, "
-                                       "mixtral, gpt_oss)",
+                                       "mixtral, gpt_oss, deepseek_v3, kimi_k2)",
                                        Abbreviated(model_type)));
   }
   const bool wrapped = *family == ModelFamily::kQwen35 || *family == ModelFamily::kQwen35Moe;
@@ -368,6 +456,7 @@ ModelConfig BuildModel(const Node& top) {
       IsHybrid(*family) ? config::NormKind::kZeroCenteredRmsNorm : config::NormKind::kRmsNorm;
   const int64_t num_layers = text.PositiveInt("num_hidden_layers", kMaxLayers);
   LoadAttention(text, *family, model);
+  if (*family == ModelFamily::kDeepSeekV3) LoadMla(text, model);
   const std::vector<MixerKind> mixers = LoadMixers(text, *family, num_layers);
   const std::vector<FfnKind> ffns = LoadFfns(text, *family, num_layers);
   const std::vector<bool> sliding = LoadSlidingLayers(text, *family, num_layers, model);
@@ -380,7 +469,10 @@ ModelConfig BuildModel(const Node& top) {
     model.ffn_hidden_size = text.PositiveInt("intermediate_size");
   }
   if (model.HasGdn()) LoadGdn(text, model);
-  model.num_mtp_layers = text.IntOr("mtp_num_hidden_layers", 0, 0, kMaxLayers);
+  // DeepSeek-V3 spells the MTP depth num_nextn_predict_layers.
+  model.num_mtp_layers = text.IntOr(
+      *family == ModelFamily::kDeepSeekV3 ? "num_nextn_predict_layers" : "mtp_num_hidden_layers", 0,
+      0, kMaxLayers);
   if (wrapped && top.Has("vision_config")) LoadVision(top.Child("vision_config"), model);
   return model;
 }

@@ -206,7 +206,11 @@ cost::RoutingSkew ParseRoutingSkew(const std::string& value, std::string_view fl
     skew.load_factor = *factor;
     return skew;
   }
-  if (const std::optional<double> exponent = ParseNumber(value)) {
+  // contiguous=S: the Zipf law with the most popular experts together on EP rank 0.
+  const bool contiguous = value.starts_with("contiguous=");
+  const std::string exponent_text = contiguous ? value.substr(11) : value;
+  if (const std::optional<double> exponent = ParseNumber(exponent_text)) {
+    if (contiguous) skew.placement = cost::ExpertPlacement::kContiguous;
     if (*exponent < 0) {
       throw InputError(fmt::format(
           "{}: Zipf exponent must be >= 0 (got {}, expected a number >= 0 or a histogram file)",
@@ -214,6 +218,11 @@ cost::RoutingSkew ParseRoutingSkew(const std::string& value, std::string_view fl
     }
     skew.zipf_exponent = *exponent;
     return skew;
+  }
+  if (contiguous) {
+    throw UsageError(
+        fmt::format("{}: contiguous= takes a Zipf exponent (got {}, expected contiguous=S, S >= 0)",
+                    flag, value));
   }
   skew.expert_tokens = LoadExpertHistogramFile(value);
   skew.source = value;

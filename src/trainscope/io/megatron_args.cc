@@ -168,6 +168,8 @@ std::string_view FlagGroupTitle(FlagGroup group) {
       return "planner";
     case FlagGroup::kWeightSync:
       return "weight sync";
+    case FlagGroup::kRl:
+      return "RL step";
   }
   return "";
 }
@@ -237,6 +239,57 @@ void ApplyFixes(const std::vector<FlagSpec>& specs, CliRequest& request) {
   }
 }
 
+// The most samples one step may pack: dynamic batching holds every sample's length.
+constexpr int64_t kMaxDynamicBatchSamples = 10'000'000;
+
+// Lists `flag` as ignored once, however often the flags are applied.
+void NoteIgnored(CliRequest& request, std::string_view flag) {
+  std::vector<std::string>& ignored = request.ignored_flags;
+  if (std::find(ignored.begin(), ignored.end(), flag) == ignored.end()) ignored.emplace_back(flag);
+}
+
+// Applies slime's dynamic-batching flags to the training batch; see ParseCommandLine.
+void ApplyDynamicBatching(CliRequest& request) {
+  const DynamicBatchFlags& flags = request.dynamic_batch;
+  config::BatchConfig& batch = request.training.batch;
+  if (!flags.enabled) {
+    if (flags.max_tokens_per_gpu) NoteIgnored(request, "--max-tokens-per-gpu");
+    if (flags.data_pad_size_multiplier) NoteIgnored(request, "--data-pad-size-multiplier");
+    return;
+  }
+  if (!flags.max_tokens_per_gpu) {
+    throw InputError("--use-dynamic-batch-size: needs --max-tokens-per-gpu N (slime asserts it)");
+  }
+  if (request.training.framework.framework != config::Framework::kSlime) {
+    throw InputError(fmt::format(
+        "--use-dynamic-batch-size: slime's dynamic batching needs --framework slime (got {})",
+        config::ToString(request.training.framework.framework)));
+  }
+  if (request.training.sequence_layout == config::SequenceLayout::kBshd) {
+    throw InputError(
+        "--sequence-layout bshd: slime packs each dynamic micro-batch into one THD sequence "
+        "(drop it or use thd)");
+  }
+  if (batch.vision_tokens_per_sample > 0) {
+    throw InputError(
+        "--vision-tokens-per-sample: not modelled with --use-dynamic-batch-size (a micro-batch "
+        "holds a varying number of samples)");
+  }
+  if (batch.global_batch_size.value_or(0) > kMaxDynamicBatchSamples) {
+    throw InputError(fmt::format(
+        "--global-batch-size: dynamic batching packs every sample of the step, at most {} (got {})",
+        kMaxDynamicBatchSamples, *batch.global_batch_size));
+  }
+  const auto& given = request.given_flags;
+  if (std::find(given.begin(), given.end(), "--micro-batch-size") != given.end()) {
+    NoteIgnored(request, "--micro-batch-size");
+  }
+  batch.micro_batch_size = 1;
+  batch.max_tokens_per_gpu = flags.max_tokens_per_gpu;
+  batch.data_pad_size_multiplier =
+      flags.data_pad_size_multiplier.value_or(config::BatchConfig{}.data_pad_size_multiplier);
+}
+
 }  // namespace
 
 CliRequest ParseCommandLine(std::span<const std::string> args,
@@ -248,6 +301,7 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
   ParseFlags(args.subspan(1), accepted, specs, request);
   ApplyFixes(specs, request);
   request.training = config::WithFrameworkDefaults(std::move(request.training));
+  ApplyDynamicBatching(request);
   CheckGridAndDefaultWorldSize(request);
   return request;
 }
@@ -256,6 +310,7 @@ void ApplyTrainingFlags(std::span<const std::string> tokens, CliRequest& request
   constexpr FlagGroup kTrainingOnly[] = {FlagGroup::kTraining};
   ParseFlags(tokens, kTrainingOnly, AllFlags(), request);
   request.training = config::WithFrameworkDefaults(std::move(request.training));
+  ApplyDynamicBatching(request);
 }
 
 std::string FlagHelp(FlagGroup group) {
@@ -295,6 +350,14 @@ int64_t ModelValue(const config::ModelConfig& model, std::string_view flag) {
   if (flag == "--linear-value-head-dim") return model.gdn.value_head_dim;
   if (flag == "--linear-num-key-heads") return model.gdn.num_key_heads;
   if (flag == "--linear-num-value-heads") return model.gdn.num_value_heads;
+  if (flag == "--q-lora-rank") return model.mla.q_lora_rank;
+  if (flag == "--kv-lora-rank") return model.mla.kv_lora_rank;
+  if (flag == "--qk-head-dim") return model.mla.qk_nope_head_dim;  // Megatron's name for nope
+  if (flag == "--qk-pos-emb-head-dim") return model.mla.qk_rope_head_dim;
+  if (flag == "--v-head-dim") return model.mla.v_head_dim;
+  // One group is no grouping; the model records that as 0.
+  if (flag == "--moe-router-num-groups") return std::max<int64_t>(1, model.moe.num_groups);
+  if (flag == "--moe-router-group-topk") return std::max<int64_t>(1, model.moe.group_top_k);
   return model.max_position_embeddings;
 }
 
@@ -314,7 +377,9 @@ bool CheckFeatureFlag(const config::ModelConfig& model, const ModelFeatureFlag& 
   const auto contradiction = [&](std::string_view what) {
     return InputError(fmt::format("{}: contradicts model {} ({})", feature.flag, model.name, what));
   };
-  if (feature.flag == "--attention-output-gate") {
+  if (feature.flag == "--multi-latent-attention") {
+    if (!model.HasMla()) throw contradiction("it has no multi-latent attention");
+  } else if (feature.flag == "--attention-output-gate") {
     if (!model.attention.output_gate) throw contradiction("its attention has no output gate");
   } else if (feature.flag == "--moe-shared-expert-gate") {
     if (!model.moe.shared_expert_gate) throw contradiction("it has no gated shared expert");
@@ -349,6 +414,12 @@ void ApplyModelDependentFlags(const config::ModelConfig& model, CliRequest& requ
   for (const ArchitectureFlag& flag : request.architecture_flags) {
     // slime and Megatron-Bridge scripts pass --ffn-hidden-size on models without a dense layer.
     if (flag.flag == "--ffn-hidden-size" && model.ffn_hidden_size == 0) {
+      request.ignored_flags.push_back(flag.flag);
+      continue;
+    }
+    // Megatron's MLA reads neither (multi_latent_attention.py sizes heads from qk_head_dim,
+    // qk_pos_emb_head_dim and v_head_dim); DeepSeek-V3 launch scripts still pass them.
+    if ((flag.flag == "--kv-channels" || flag.flag == "--num-query-groups") && model.HasMla()) {
       request.ignored_flags.push_back(flag.flag);
       continue;
     }

@@ -51,11 +51,13 @@ enum class FlagGroup {
                 // --explain, --compare, --threads
   kWeightSync,  // --rollout-gpus, --rollout-tp, --rollout-ep, --colocate, --transport,
                 // --bucket-mib, --rollout-dtype
+  kRl,          // --rollout-batch-size, --n-samples-per-prompt, --rollout-max-response-len, ...
 };
 inline constexpr FlagGroup kAllFlagGroups[] = {
     FlagGroup::kModel,     FlagGroup::kOutput,   FlagGroup::kRank,    FlagGroup::kTraining,
     FlagGroup::kWorkload,  FlagGroup::kGpu,      FlagGroup::kCluster, FlagGroup::kMemory,
-    FlagGroup::kCostModel, FlagGroup::kSimulate, FlagGroup::kPlan,    FlagGroup::kWeightSync};
+    FlagGroup::kCostModel, FlagGroup::kSimulate, FlagGroup::kPlan,    FlagGroup::kWeightSync,
+    FlagGroup::kRl};
 
 // The heading of a group in `trainscope help CMD`.
 [[nodiscard]] std::string_view FlagGroupTitle(FlagGroup group);
@@ -118,6 +120,28 @@ struct WeightSyncFlags {
   cost::RolloutDtype dtype = cost::RolloutDtype::kBf16;        // --rollout-dtype
 };
 
+// slime's dynamic-batching flags as given (kTraining); ParseCommandLine applies them to
+// training.batch (see there).
+struct DynamicBatchFlags {
+  bool enabled = false;                             // --use-dynamic-batch-size
+  std::optional<int64_t> max_tokens_per_gpu;        // --max-tokens-per-gpu
+  std::optional<int64_t> data_pad_size_multiplier;  // --data-pad-size-multiplier
+};
+
+// RL-step flags (kRl), spelled as slime's launch arguments where slime has them.
+struct RlFlags {
+  std::optional<int64_t> rollout_batch_size;  // --rollout-batch-size (prompts)
+  int64_t samples_per_prompt = 1;             // --n-samples-per-prompt
+  std::optional<int64_t> max_response_len;    // --rollout-max-response-len
+  std::optional<double> mean_response_len;    // --rollout-mean-response-len
+  int64_t prompt_len = 512;                   // --rollout-prompt-len
+  double mem_fraction_static = 0.8;           // --sglang-mem-fraction-static
+  bool use_kl_loss = false;                   // --use-kl-loss
+  double kl_coef = 0;                         // --kl-coef
+  bool use_rollout_logprobs = false;          // --use-rollout-logprobs
+  bool async = false;                         // --rl-async
+};
+
 struct CliRequest {
   std::string command;                           // the first argument
   std::optional<std::string> model_name;         // --model
@@ -140,6 +164,8 @@ struct CliRequest {
   SimulateFlags simulate;
   PlanFlags plan;
   WeightSyncFlags weight_sync;
+  DynamicBatchFlags dynamic_batch;
+  RlFlags rl;
   // First names of the Megatron parallel and training flags given (directly or by --fix), in
   // order: the dimensions `plan` keeps fixed.
   std::vector<std::string> given_flags;
@@ -151,6 +177,10 @@ struct CliRequest {
 // command), missing or malformed values and out-of-range sizes. When --num-gpus is absent the
 // world size is the smallest that fits both grids: lcm(t·c·p·d, u·e·p) with d = --dp or 1.
 // The framework profile's defaults (config::WithFrameworkDefaults) fill unset values first.
+// slime's dynamic batching (slime/utils/arguments.py): --use-dynamic-batch-size needs
+// --max-tokens-per-gpu and --framework slime, and lists a given --micro-batch-size as ignored
+// (b = 1); without it --max-tokens-per-gpu and --data-pad-size-multiplier are listed as
+// ignored, as slime reads neither then. Violations are InputError naming the flag.
 [[nodiscard]] CliRequest ParseCommandLine(std::span<const std::string> args,
                                           std::span<const FlagGroup> accepted = kAllFlagGroups);
 

@@ -21,6 +21,11 @@ constexpr NumberRange kCapacityFactorRange{1e-3, 1e3};
 constexpr NumberRange kNcclMibRange{1e-3, 1e6};
 // --comm-memory-guard-us (strictly positive: a check takes time).
 constexpr NumberRange kGuardMicrosecondsRange{1e-3, 1e6};
+// `rl`: samples per prompt, tokens of a prompt or response, and the KL coefficient.
+constexpr int64_t kMaxRlSamples = 1'000'000;
+constexpr int64_t kMaxRlTokens = 10'000'000;
+constexpr NumberRange kRlTokensRange{1.0, 1e7};
+constexpr NumberRange kKlCoefRange{0.0, 1e6};
 // --bucket-mib: at most 1 TiB per bucket.
 constexpr int64_t kMaxBucketMib = int64_t{1} << 20;
 // --sgd-momentum and --optimizer-offload-fraction (0 and 1 included, as Megatron accepts).
@@ -159,6 +164,24 @@ FlagSpec OptimizerDtypeFlag(std::string_view name, std::vector<config::Optimizer
   return {{name}, Arity::kOne, true, [allowed, field](CliRequest& r, const FlagUse& use) {
             field(r) = ParseOptimizerDtype(use, allowed);
           }};
+}
+
+// --cuda-graph-scope / --cuda-graph-modules values: CudaGraphModule names or the deprecated
+// "full", "full_iteration", "full_iteration_inference" (arguments.py
+// _parse_cuda_graph_modules_arg).
+std::vector<std::string> CudaGraphScopeValues(const FlagUse& use) {
+  for (const std::string& value : use.values) {
+    if (value == config::kCudaGraphScopeFull || value == config::kCudaGraphScopeFullIteration ||
+        value == config::kCudaGraphScopeFullIterationInference ||
+        config::ValueOf(config::kCudaGraphModuleNames, value)) {
+      continue;
+    }
+    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {}|{}|{}|{})", use.name,
+                                 Shortened(value), config::Choices(config::kCudaGraphModuleNames),
+                                 config::kCudaGraphScopeFull, config::kCudaGraphScopeFullIteration,
+                                 config::kCudaGraphScopeFullIterationInference));
+  }
+  return use.values;
 }
 
 std::vector<FlagSpec> ParallelFlags() {
@@ -366,6 +389,20 @@ std::vector<FlagSpec> TrainingFlags() {
       Switch({"--cpu-offloading"}, true, [](R& r) -> bool& { return r.training.cpu_offloading; }),
       Switch({"--deterministic-mode"}, true,
              [](R& r) -> bool& { return r.training.deterministic; }),
+      Switch({"--enable-cuda-graph"}, true,
+             [](R& r) -> bool& { return r.training.cuda_graph.enable_cuda_graph; }),
+      Switch({"--external-cuda-graph"}, true,
+             [](R& r) -> bool& { return r.training.cuda_graph.external_cuda_graph; }),
+      Choice({"--cuda-graph-impl"}, config::kCudaGraphImplNames,
+             [](R& r) -> config::CudaGraphImpl& { return r.training.cuda_graph.impl; }),
+      {{"--cuda-graph-scope"},
+       Arity::kList,
+       true,
+       [](R& r, const FlagUse& use) { r.training.cuda_graph.scope = CudaGraphScopeValues(use); }},
+      {{"--cuda-graph-modules"},
+       Arity::kList,
+       true,
+       [](R& r, const FlagUse& use) { r.training.cuda_graph.modules = CudaGraphScopeValues(use); }},
       Choice({"--megatron-core"}, config::kCoreVersionNames,
              [](R& r) -> config::CoreVersion& { return r.training.core_version; }),
       Choice({"--sequence-layout"}, config::kSequenceLayoutNames,
@@ -389,6 +426,14 @@ std::vector<FlagSpec> TrainingFlags() {
       Switch({"--overlap-cpu-optimizer-d2h-h2d"}, true,
              [](R& r) -> bool& { return r.training.optimizer.overlap_d2h_h2d; }),
       Switch({"--forward-only"}, false, [](R& r) -> bool& { return r.training.forward_only; }),
+      Switch({"--use-dynamic-batch-size"}, true,
+             [](R& r) -> bool& { return r.dynamic_batch.enabled; }),
+      OptionalCount(
+          {"--max-tokens-per-gpu"}, kMaxSeqLength,
+          [](R& r) -> std::optional<int64_t>& { return r.dynamic_batch.max_tokens_per_gpu; }),
+      OptionalCount(
+          {"--data-pad-size-multiplier"}, kMaxSeqLength,
+          [](R& r) -> std::optional<int64_t>& { return r.dynamic_batch.data_pad_size_multiplier; }),
       Choice({"--framework"}, config::kFrameworkNames,
              [](R& r) -> config::Framework& { return r.training.framework.framework; }),
       Choice({"--megatron-bridge"}, config::kBridgeVersionNames,
@@ -634,6 +679,51 @@ std::vector<FlagSpec> WeightSyncFlags() {
   };
 }
 
+// `trainscope rl`: the rollout, the log-prob passes and the loop (slime's spellings).
+std::vector<FlagSpec> RlStepFlags() {
+  using R = CliRequest;
+  return {
+      {{"--rollout-batch-size"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.rollout_batch_size = Size(use, kMaxInteger); }},
+      {{"--n-samples-per-prompt"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.samples_per_prompt = Size(use, kMaxRlSamples); }},
+      {{"--rollout-max-response-len"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.max_response_len = Size(use, kMaxRlTokens); }},
+      {{"--rollout-mean-response-len"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.rl.mean_response_len = ParseNumberIn(use, kRlTokensRange);
+       }},
+      {{"--rollout-prompt-len"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.rl.prompt_len = ParseInteger(use, use.values.front(), 0, kMaxRlTokens);
+       }},
+      {{"--sglang-mem-fraction-static"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.rl.mem_fraction_static = ParseNumberIn(use, kFlagFractionRange);
+       }},
+      Switch({"--use-kl-loss"}, false, [](R& r) -> bool& { return r.rl.use_kl_loss; }),
+      {{"--kl-coef"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.kl_coef = ParseNumberIn(use, kKlCoefRange); }},
+      Switch({"--use-rollout-logprobs"}, false,
+             [](R& r) -> bool& { return r.rl.use_rollout_logprobs; }),
+      Switch({"--rl-async"}, false, [](R& r) -> bool& { return r.rl.async; }),
+  };
+}
+
 // Megatron architecture flags: checked against the model, never applied over it.
 constexpr std::string_view kArchitectureFlags[] = {
     "--num-layers",
@@ -654,12 +744,20 @@ constexpr std::string_view kArchitectureFlags[] = {
     "--linear-value-head-dim",
     "--linear-num-key-heads",
     "--linear-num-value-heads",
+    // Multi-latent attention and group-limited routing (Megatron-LM arguments.py, MLA group).
+    "--q-lora-rank",
+    "--kv-lora-rank",
+    "--qk-head-dim",
+    "--qk-pos-emb-head-dim",
+    "--v-head-dim",
+    "--moe-router-num-groups",
+    "--moe-router-group-topk",
 };
 
 // Model-describing flags that are switches or names, as slime / Megatron-Bridge launch scripts
 // paste them: checked against the model (megatron_args.cc), never applied.
-constexpr std::string_view kModelFeatureSwitches[] = {"--attention-output-gate",
-                                                      "--moe-shared-expert-gate"};
+constexpr std::string_view kModelFeatureSwitches[] = {
+    "--attention-output-gate", "--moe-shared-expert-gate", "--multi-latent-attention"};
 constexpr std::string_view kModelFeatureValues[] = {"--experimental-attention-variant",
                                                     "--linear-attention-freq"};
 
@@ -770,7 +868,6 @@ constexpr std::string_view kIgnoredFlags[] = {
     "--profile-step-end",
     "--use-pytorch-profiler",
     "--calculate-per-token-loss",
-    "--kv-lora-rank",
     "--qk-layernorm-weight-decay",
     "--vocab-size",
     "--num-dataset-builder-threads",
@@ -829,7 +926,7 @@ constexpr FlagDoc kFlagDocs[] = {
      "NCCL buffers per communicator, MiB, 0.001..1e6 (default 128)"},
     {"--memory-fragmentation", FlagGroup::kMemory, "F",
      "allocator reserve over allocated bytes, 0.001 <= F < 1 (default 0.1)"},
-    {"--moe-routing-skew", FlagGroup::kMemory, "S|FILE|load=F",
+    {"--moe-routing-skew", FlagGroup::kMemory, "S|contiguous=S|FILE|load=F",
      "Zipf exponent, per-expert token histogram or busiest-rank load factor (default balanced)"},
     {"--calibration", FlagGroup::kCostModel, "FILE",
      "JSON overriding kernel efficiencies and link constants"},
@@ -859,6 +956,21 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--compare", FlagGroup::kPlan, "\"FLAGS\"|@FILE",
      "rank your current layout and show what switching gains"},
     {"--threads", FlagGroup::kPlan, "N", "worker threads (default: all cores)"},
+    {"--rollout-batch-size", FlagGroup::kRl, "P", "prompts per rollout (required by rl)"},
+    {"--n-samples-per-prompt", FlagGroup::kRl, "K", "responses sampled per prompt (default 1)"},
+    {"--rollout-max-response-len", FlagGroup::kRl, "L",
+     "longest response, tokens (required by rl)"},
+    {"--rollout-mean-response-len", FlagGroup::kRl, "M",
+     "mean response, tokens, <= L (default L/2: uniform on [1, L])"},
+    {"--rollout-prompt-len", FlagGroup::kRl, "N", "tokens of every prompt (default 512)"},
+    {"--sglang-mem-fraction-static", FlagGroup::kRl, "F",
+     "GPU memory share of a rollout engine, 0.001..1 (default 0.8)"},
+    {"--use-kl-loss", FlagGroup::kRl, "", "KL loss against the reference: adds the ref pass"},
+    {"--kl-coef", FlagGroup::kRl, "X", "KL coefficient; != 0 adds the ref pass (default 0)"},
+    {"--use-rollout-logprobs", FlagGroup::kRl, "",
+     "use the engine's log-probs: no old-policy pass"},
+    {"--rl-async", FlagGroup::kRl, "",
+     "rollout of step n+1 overlaps training on step n (separate GPUs)"},
     {"--rollout-gpus", FlagGroup::kWeightSync, "N", "GPUs of the rollout engines (required)"},
     {"--rollout-tp", FlagGroup::kWeightSync, "T",
      "tensor-parallel size of one rollout engine, divides N (required)"},
@@ -979,7 +1091,18 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--make-vocab-size-divisible-by", FlagGroup::kTraining, "N",
      "vocabulary padding multiple (default 128)"},
     {"--cpu-offloading", FlagGroup::kTraining, "", "offload activations to the host"},
-    {"--deterministic-mode", FlagGroup::kTraining, "", "Megatron's deterministic mode"},
+    {"--deterministic-mode", FlagGroup::kTraining, "",
+     "Megatron's deterministic mode (GDN: torch-native chunked delta rule, fp32)"},
+    {"--enable-cuda-graph", FlagGroup::kTraining, "",
+     "Megatron's per-layer CUDA graphs (deprecated spelling of --cuda-graph-impl local)"},
+    {"--external-cuda-graph", FlagGroup::kTraining, "",
+     "TE-captured CUDA graphs (deprecated spelling of --cuda-graph-impl transformer_engine)"},
+    {"--cuda-graph-impl", FlagGroup::kTraining, "none|local|transformer_engine|full_iteration",
+     "CUDA-graph implementation (default none); captured kernels pay no launch overhead"},
+    {"--cuda-graph-scope", FlagGroup::kTraining, "SCOPE...",
+     "captured regions (deprecated alias of --cuda-graph-modules)"},
+    {"--cuda-graph-modules", FlagGroup::kTraining, "SCOPE...",
+     "attn|mlp|moe|moe_router|moe_preprocess|mamba, or none for the whole layer"},
     {"--megatron-core", FlagGroup::kTraining, "0.16|0.17|0.18",
      "Megatron-Core version whose rules apply (default 0.18)"},
     {"--sequence-layout", FlagGroup::kTraining, "auto|thd|bshd",
@@ -995,6 +1118,13 @@ constexpr FlagDoc kFlagDocs[] = {
      "overlap grad D2H, CPU step and param H2D per parameter"},
     {"--forward-only", FlagGroup::kTraining, "",
      "eval-mode forward pass (log-probs): no recompute, grads, grad sync or optimizer"},
+    {"--use-dynamic-batch-size", FlagGroup::kTraining, "",
+     "slime's dynamic batching: pack each step's samples by --max-tokens-per-gpu (ignores "
+     "--micro-batch-size; needs --framework slime)"},
+    {"--max-tokens-per-gpu", FlagGroup::kTraining, "N",
+     "dynamic batching's token budget per GPU; a micro-batch holds at most N·c tokens, <= 1e8"},
+    {"--data-pad-size-multiplier", FlagGroup::kTraining, "N",
+     "slime pads each packed micro-batch to a multiple of t·N tokens (default 128)"},
     {"--framework", FlagGroup::kTraining, "megatron-core|megatron-bridge|areal|slime|verl",
      "framework profile: its rules, defaults and GDN implementation (default megatron-core)"},
     {"--megatron-bridge", FlagGroup::kTraining, "0.4|0.5|0.6",
@@ -1012,7 +1142,7 @@ const FlagDoc* FindDoc(std::string_view name) {
 std::vector<FlagSpec> AllFlags() {
   std::vector<FlagSpec> specs = ParallelFlags();
   for (std::vector<FlagSpec> more :
-       {TrainingFlags(), ToolFlags(), PlannerFlags(), WeightSyncFlags()}) {
+       {TrainingFlags(), ToolFlags(), PlannerFlags(), WeightSyncFlags(), RlStepFlags()}) {
     for (FlagSpec& spec : more) specs.push_back(std::move(spec));
   }
   for (FlagSpec& spec : specs) {

@@ -13,10 +13,12 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
-// Drops one known organisation prefix ("qwen/", "meta-llama/", "mistralai/", "openai/") if
+// Drops one known organisation prefix ("qwen/", "meta-llama/", "mistralai/", "openai/",
+// "deepseek-ai/", "moonshotai/") if
 // present.
 std::string_view StripOrganisation(std::string_view lowered) {
-  for (std::string_view prefix : {"qwen/", "meta-llama/", "mistralai/", "openai/"}) {
+  for (std::string_view prefix :
+       {"qwen/", "meta-llama/", "mistralai/", "openai/", "deepseek-ai/", "moonshotai/"}) {
     if (lowered.substr(0, prefix.size()) == prefix) return lowered.substr(prefix.size());
   }
   return lowered;

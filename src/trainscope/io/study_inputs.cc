@@ -10,6 +10,7 @@
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/histogram_file.h"
 #include "trainscope/io/suggest.h"
+#include "trainscope/study/dynamic_batches.h"
 #include "trainscope/units.h"
 
 namespace trainscope::io {
@@ -41,12 +42,36 @@ config::ClusterSpec ClusterWith(const CliRequest& request,
   return cluster;
 }
 
+// FlashQLA needs an SM90+ GPU: slime_plugins/models/qwen_gdn_backend.py,
+// _validate_flashqla_runtime, raises unless torch.cuda.get_device_capability() >= (9, 0) (and
+// CUDA >= 12.8, PyTorch >= 2.8, which trainscope does not model). `source` names where the
+// backend was chosen.
+void CheckFlashQlaRuns(cost::GdnBackend backend, const config::GpuSpec& gpu,
+                       std::string_view source) {
+  constexpr config::ComputeCapability kSm90{.major = 9, .minor = 0};
+  if (backend != cost::GdnBackend::kFlashQla || gpu.compute_capability >= kSm90) return;
+  const config::ComputeCapability cc = gpu.compute_capability;
+  throw InputError(
+      cc == config::ComputeCapability{}
+          ? fmt::format("{}: needs an SM90+ GPU ({} has no compute_capability; set it in the "
+                        "cluster file)",
+                        source, gpu.name)
+          : fmt::format("{}: needs an SM90+ GPU ({} is SM{}{})", source, gpu.name, cc.major,
+                        cc.minor));
+}
+
 cost::GdnBackend GdnBackendOf(const CliRequest& request, const config::ModelConfig& model,
-                              const std::optional<CalibrationOverrides>& calibration) {
+                              const std::optional<CalibrationOverrides>& calibration,
+                              const config::GpuSpec& gpu) {
   cost::GdnBackend backend = cost::GdnBackend::kFla;
   if (calibration && calibration->gdn_backend) backend = *calibration->gdn_backend;
   const std::optional<std::string>& flag = request.cost.gdn_backend;
-  if (!flag) return backend;
+  if (!flag) {
+    if (model.HasGdn() && request.cost.calibration_path) {
+      CheckFlashQlaRuns(backend, gpu, *request.cost.calibration_path + ": gdn_backend flashqla");
+    }
+    return backend;
+  }
   const std::optional<cost::GdnBackend> named = cost::GdnBackendFromName(*flag);
   if (!named) {
     throw UsageError(fmt::format("--qwen-gdn-backend: unknown value \"{}\" (expected fla|flashqla)",
@@ -56,6 +81,7 @@ cost::GdnBackend GdnBackendOf(const CliRequest& request, const config::ModelConf
     throw UsageError(
         fmt::format("--qwen-gdn-backend: model {} has no Gated DeltaNet layers", model.name));
   }
+  CheckFlashQlaRuns(*named, gpu, "--qwen-gdn-backend flashqla");
   return *named;
 }
 
@@ -106,7 +132,7 @@ study::Study LoadStudy(const CliRequest& request, const config::ModelConfig& mod
   study::Study study{.model = model, .training = request.training};
   study.cluster = ClusterWith(request, calibration);
   if (calibration) study.compute = ApplyCalibration(*calibration, study.compute);
-  study.gdn_backend = GdnBackendOf(request, model, calibration);
+  study.gdn_backend = GdnBackendOf(request, model, calibration, study.cluster.gpu);
   study.comm_guard = CommGuardOf(request);
   if (request.cost.interference) study.interference_fraction = *request.cost.interference;
   study.memory_overheads = OverheadsOf(request.memory);
@@ -116,6 +142,7 @@ study::Study LoadStudy(const CliRequest& request, const config::ModelConfig& mod
         LoadSequenceLengthHistogramFile(*request.simulate.seq_length_distribution_path);
   }
   (void)study::MoeLoadFactor(study);  // a histogram of the wrong size fails here, before any work
+  (void)study::PlanDynamicBatches(study);  // so does a step dynamic batching cannot deal
   return study;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trainscope/config/rank_mapping.h"
+#include "trainscope/report/format.h"
 
 namespace trainscope::report {
 namespace {
@@ -39,11 +40,6 @@ int ThreadOf(const Op& op, sim::Stream stream) {
   if (cls == "ep") return 4;
   return 2;
 }
-
-int64_t Nanoseconds(double seconds) { return std::llround(seconds * 1e9); }
-
-// Integer nanoseconds as microseconds with exactly three decimals.
-std::string Micros(int64_t ns) { return fmt::format("{}.{:03d}", ns / 1000, ns % 1000); }
 
 struct Slice {
   int64_t start_ns = 0;

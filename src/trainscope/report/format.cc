@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace trainscope::report {
 
 std::string WithThousands(int64_t value) {
@@ -22,5 +24,9 @@ std::string Abbreviated(int64_t value) {
   if (value >= 1'000) return fmt::format("{:.2f}K", v / 1e3);
   return std::to_string(value);
 }
+
+int64_t Nanoseconds(double seconds) { return std::llround(seconds * 1e9); }
+
+std::string Micros(int64_t ns) { return fmt::format("{}.{:03d}", ns / 1000, ns % 1000); }
 
 }  // namespace trainscope::report

@@ -14,6 +14,13 @@ namespace trainscope::report {
 // 30532122624 -> "30.53B"; 596049920 -> "596.05M".
 [[nodiscard]] std::string Abbreviated(int64_t value);
 
+// Seconds rounded to integer nanoseconds, the unit of trace timestamps.
+[[nodiscard]] int64_t Nanoseconds(double seconds);
+
+// Integer nanoseconds as microseconds with exactly three decimals (Chrome trace "ts"/"dur"):
+// 1234567 -> "1234.567".
+[[nodiscard]] std::string Micros(int64_t ns);
+
 }  // namespace trainscope::report
 
 #endif  // TRAINSCOPE_REPORT_FORMAT_H_

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "trainscope/report/format.h"
@@ -109,11 +110,16 @@ std::string RenderParamsText(const ParamsReportInput& input) {
     line(graph::ToString(component), At(c.by_component, component));
   }
   out += "\nby layer kind\n";
-  out +=
-      fmt::format("  {:<30}{:>7}{:>22}{:>22}\n", "kind", "layers", "params/layer", "active/layer");
+  // 30 columns, wider when a kind needs it (multi_latent_attention+dense_mlp).
+  size_t width = 30;
   for (const graph::LayerKindCount& kind : c.layer_kinds) {
-    out += fmt::format("  {:<30}{:>7}{:>22}{:>22}\n", LayerKindName(kind.kind), kind.num_layers,
-                       WithThousands(kind.params_per_layer),
+    width = std::max(width, LayerKindName(kind.kind).size() + 2);
+  }
+  out += fmt::format("  {:<{}}{:>7}{:>22}{:>22}\n", "kind", width, "layers", "params/layer",
+                     "active/layer");
+  for (const graph::LayerKindCount& kind : c.layer_kinds) {
+    out += fmt::format("  {:<{}}{:>7}{:>22}{:>22}\n", LayerKindName(kind.kind), width,
+                       kind.num_layers, WithThousands(kind.params_per_layer),
                        WithThousands(kind.active_params_per_layer));
   }
   if (input.stages.empty()) return out;

@@ -25,7 +25,8 @@ Json BreakdownJson(const sim::Breakdown& b) {
               {"bubble_s", b.bubble_seconds},
               {"optimizer_s", b.optimizer_seconds},
               {"compute_total_s", b.total_compute_seconds},
-              {"exposed_comm_total_s", b.total_exposed_comm_seconds}};
+              {"exposed_comm_total_s", b.total_exposed_comm_seconds},
+              {"launch_overhead_s", b.launch_overhead_seconds}};
 }
 
 bool Fits(const study::Study& study, const study::StudyResult& result) {
@@ -48,6 +49,36 @@ std::string Percent(double part, double whole) {
   return whole > 0 ? fmt::format("{:5.1f}%", 100 * part / whole) : "    -";
 }
 
+Json DynamicBatchingJson(const study::Study& study, const cost::DynamicBatchStep& d) {
+  return Json{{"max_tokens_per_gpu", *study.training.batch.max_tokens_per_gpu},
+              {"bin_capacity_tokens", d.bin_capacity_tokens},
+              {"num_samples", d.num_samples},
+              {"num_bins", d.num_bins},
+              {"micro_batches_per_rank", d.num_micro_batches_per_rank},
+              {"mean_bin_tokens", d.mean_bin_tokens},
+              {"max_bin_tokens", d.max_bin_tokens},
+              {"fill", d.fill},
+              {"busiest_dp_rank", d.busiest_rank},
+              {"simulated_bin_tokens", d.simulated_bin_tokens},
+              {"memory_bin_tokens", d.memory_bin_tokens},
+              {"attention_flops_fraction", d.attention_flops_fraction},
+              {"sample_lengths", study.sequence_lengths ? "distribution" : "seq_length"}};
+}
+
+std::string DynamicBatchingText(const study::Study& study, const cost::DynamicBatchStep& d) {
+  return fmt::format(
+      "\nDynamic batching (slime, {} tokens/GPU x CP {} = {} tokens per micro-batch; samples: {})\n"
+      "  {} samples, {} real tokens -> {} micro-batches, {} per DP rank\n"
+      "  tokens per micro-batch: mean {:.0f}, max {}; fill {:.1f}% of the budget\n"
+      "  simulated: {} x {} padded tokens (DP rank {}), attention x {:.3f}; memory: {} tokens\n",
+      *study.training.batch.max_tokens_per_gpu, study.training.parallel.context,
+      d.bin_capacity_tokens,
+      study.sequence_lengths ? "--seq-length-distribution" : "each --seq-length long",
+      d.num_samples, d.real_tokens, d.num_bins, d.num_micro_batches_per_rank, d.mean_bin_tokens,
+      d.max_bin_tokens, 100 * d.fill, d.num_micro_batches_per_rank, d.simulated_bin_tokens,
+      d.busiest_rank, d.attention_flops_fraction, d.memory_bin_tokens);
+}
+
 }  // namespace
 
 std::string RenderSimulateJson(const study::Study& study, const study::StudyResult& result) {
@@ -62,6 +93,7 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
                       {"end_s", sim.lanes[i].end_seconds},
                       {"compute_s", b.total_compute_seconds},
                       {"exposed_comm_s", b.total_exposed_comm_seconds},
+                      {"launch_overhead_s", b.launch_overhead_seconds},
                       {"bubble_s", b.bubble_seconds},
                       {"compute_by_family_s", SecondsMap(b.compute_seconds)},
                       {"exposed_comm_by_group_s", SecondsMap(b.exposed_comm_seconds)}});
@@ -113,6 +145,9 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
              {"gpu_memory_bytes", cluster.gpu.memory_bytes},
              {"fits", Fits(study, result)}}}};
   if (const std::string backend = GdnBackend(study); !backend.empty()) out["gdn_backend"] = backend;
+  if (result.dynamic_batching) {
+    out["dynamic_batching"] = DynamicBatchingJson(study, *result.dynamic_batching);
+  }
   if (result.sequence_packing) {
     const study::SequencePackingResult& s = *result.sequence_packing;
     out["sequence_lengths"] = {
@@ -121,6 +156,17 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
         {"bshd_useful_tokens_per_s_per_gpu", s.bshd_useful_tokens_per_s_per_gpu},
         {"thd_step_time_s", s.thd_step_seconds},
         {"thd_useful_tokens_per_s_per_gpu", s.thd_useful_tokens_per_s_per_gpu}};
+  }
+  if (result.comm_guard) {
+    const study::CommGuardReport& g = *result.comm_guard;
+    out["comm_guard"] = {{"mode", sim::ToString(g.mode)},
+                         {"guarded_calls", g.guarded_calls},
+                         {"free_bytes_at_peak", g.free_bytes_at_peak},
+                         {"clear_fraction", g.clear_fraction},
+                         {"clears", g.clears},
+                         {"check_seconds", g.check_seconds},
+                         {"clear_seconds", g.clear_seconds},
+                         {"seconds", g.seconds}};
   }
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -131,12 +177,15 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
   const config::ClusterSpec& cluster = study.cluster;
   const std::string gdn_backend = GdnBackend(study);
   const config::ParallelSizes& p = study.training.parallel;
+  const std::optional<cost::DynamicBatchStep>& dynamic = result.dynamic_batching;
   std::string out = fmt::format(
       "{} on {} x {} (TP{} PP{} VPP{} CP{} EP{} ETP{} DP{}), {} micro-batches of {} x {} "
-      "tokens\n\n",
+      "tokens{}\n\n",
       study.model.name, p.world_size, study.cluster.gpu.name, p.tensor, p.pipeline,
       p.virtual_stages, p.context, p.expert, p.ExpertTensor(), p.Data(), sim.num_micro_batches,
-      study.training.batch.micro_batch_size, study.training.batch.seq_length);
+      dynamic ? 1 : study.training.batch.micro_batch_size,
+      dynamic ? dynamic->simulated_bin_tokens : study.training.batch.seq_length,
+      dynamic ? " (dynamic batching)" : "");
   out += fmt::format("  step time             {}\n", Ms(m.step_seconds));
   out += fmt::format("  tokens/s/GPU          {:.1f}\n", m.tokens_per_second_per_gpu);
   out += fmt::format("  model TFLOP/s/GPU     {:.1f}  (Megatron FLOPs convention)\n",
@@ -161,6 +210,9 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
     out += fmt::format("    {:<22}{:>14}{:>8}\n", family, Ms(seconds),
                        Percent(seconds, m.step_seconds));
   }
+  out +=
+      fmt::format("  {:<24}{:>14}{:>8}\n", "launch / host overhead", Ms(b.launch_overhead_seconds),
+                  Percent(b.launch_overhead_seconds, m.step_seconds));
   out += fmt::format("  {:<24}{:>14}{:>8}\n", "exposed communication",
                      Ms(b.total_exposed_comm_seconds),
                      Percent(b.total_exposed_comm_seconds, m.step_seconds));
@@ -177,19 +229,21 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
                        Ms(share.seconds), Percent(share.seconds, m.step_seconds));
   }
   out += fmt::format("\nStages (busiest: pp{})\n", sim.busiest_pipeline_rank);
-  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}  {}\n", "pp", "rank", "finishes",
-                     "compute", "exposed comm", "idle", "exposed comm by group");
+  out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}{:>14}  {}\n", "pp", "rank", "finishes",
+                     "compute", "launch", "exposed comm", "idle", "exposed comm by group");
   for (size_t i = 0; i < sim.lanes.size(); ++i) {
     const sim::Breakdown& s = sim.stage_breakdowns[i];
     std::string groups;
     for (const auto& [group, seconds] : s.exposed_comm_seconds) {
       groups.append(groups.empty() ? "" : ", ").append(group).append(" ").append(Ms(seconds));
     }
-    out += fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}  {}\n", sim.lanes[i].pipeline_rank,
-                       sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds), Ms(s.total_compute_seconds),
-                       Ms(s.total_exposed_comm_seconds), Ms(s.bubble_seconds),
-                       groups.empty() ? "-" : groups);
+    out +=
+        fmt::format("  {:<6}{:>8}{:>14}{:>14}{:>14}{:>14}{:>14}  {}\n", sim.lanes[i].pipeline_rank,
+                    sim.lanes[i].rank, Ms(sim.lanes[i].end_seconds), Ms(s.total_compute_seconds),
+                    Ms(s.launch_overhead_seconds), Ms(s.total_exposed_comm_seconds),
+                    Ms(s.bubble_seconds), groups.empty() ? "-" : groups);
   }
+  if (dynamic) out += DynamicBatchingText(study, *dynamic);
   if (result.sequence_packing) {
     const study::SequencePackingResult& s = *result.sequence_packing;
     out += fmt::format(
@@ -198,6 +252,15 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
         "  THD packed:  step {}, {:.1f} useful tokens/s/GPU\n",
         s.mean_length, 100 * s.bshd_useful_token_fraction, s.bshd_useful_tokens_per_s_per_gpu,
         Ms(s.thd_step_seconds), s.thd_useful_tokens_per_s_per_gpu);
+  }
+  if (result.comm_guard) {
+    const study::CommGuardReport& g = *result.comm_guard;
+    out += fmt::format(
+        "\nComm memory guard ({}): {} guarded calls per step on rank 0, {:.2f} GiB free at the "
+        "peak;\n  {:.1f}% of calls find < 3 GiB free and clear the allocator ({:.0f} clears x {}), "
+        "{} in all\n",
+        sim::ToString(g.mode), g.guarded_calls, g.free_bytes_at_peak / kBytesPerGiB,
+        100 * g.clear_fraction, g.clears, Ms(g.clear_seconds), Ms(g.seconds));
   }
   out += fmt::format("\nMemory: peak {} on pipeline stage {} of {} usable: {}\n",
                      Gib(result.memory.max_peak_bytes), result.memory.max_peak_pipeline_rank,

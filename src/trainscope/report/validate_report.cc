@@ -123,10 +123,16 @@ std::string ValidSummary(const ModelConfig& model, const TrainingConfig& trainin
   text += Row("parallelism", fmt::format("t={} p={} v={} c={} e={} u={} d={} d_e={}", par.tensor,
                                          par.pipeline, par.virtual_stages, par.context, par.expert,
                                          par.ExpertTensor(), par.Data(), par.ExpertData()));
-  text +=
-      Row("batch", fmt::format("micro-batch {}, global batch {}, {} micro-batches per step "
-                               "(m = GBS/(b·d))",
-                               training.batch.micro_batch_size, global_batch, num_micro_batches));
+  if (const std::optional<int64_t> budget = training.batch.max_tokens_per_gpu) {
+    text += Row("batch", fmt::format("global batch {}, slime's dynamic batching: at most {} x {} "
+                                     "tokens per micro-batch (count: trainscope simulate)",
+                                     global_batch, *budget, par.context));
+  } else {
+    text +=
+        Row("batch", fmt::format("micro-batch {}, global batch {}, {} micro-batches per step "
+                                 "(m = GBS/(b·d))",
+                                 training.batch.micro_batch_size, global_batch, num_micro_batches));
+  }
   text += Row("sequence", fmt::format("{} tokens, layout {}", training.batch.seq_length,
                                       config::ToString(training.ResolvedSequenceLayout(model))));
   text += Row("megatron-core", config::ToString(training.core_version));
@@ -169,7 +175,9 @@ Json StagesJson(const PipelineLayout& layout) {
 
 Json LayoutJson(const ModelConfig& model, const TrainingConfig& training) {
   const config::ParallelSizes& par = training.parallel;
-  const int64_t num_micro_batches = training.NumMicroBatches();
+  const std::optional<int64_t> budget = training.batch.max_tokens_per_gpu;
+  // Under dynamic batching the micro-batch count comes from the packing (simulate reports it).
+  const Json num_micro_batches = budget ? Json() : Json(training.NumMicroBatches());
   return Json{{"world_size", par.world_size},
               {"tp", par.tensor},
               {"pp", par.pipeline},
@@ -182,6 +190,7 @@ Json LayoutJson(const ModelConfig& model, const TrainingConfig& training) {
               {"micro_batch_size", training.batch.micro_batch_size},
               {"global_batch_size", training.GlobalBatchSize()},
               {"num_micro_batches", num_micro_batches},
+              {"max_tokens_per_gpu", budget ? Json(*budget) : Json()},
               {"seq_length", training.batch.seq_length},
               {"sequence_layout", config::ToString(training.ResolvedSequenceLayout(model))},
               {"megatron_core", config::ToString(training.core_version)},

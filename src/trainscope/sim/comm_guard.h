@@ -46,6 +46,9 @@ enum class CommGuardMode {
 // "all" | "selected" | "off". Throws UsageError naming --comm-memory-guard for anything else.
 [[nodiscard]] CommGuardMode ParseCommGuardMode(const std::string& value);
 
+// "all" | "selected" | "off".
+[[nodiscard]] std::string ToString(CommGuardMode mode);
+
 // Whether slime's guard runs before `op` under `mode`. False for compute ops.
 [[nodiscard]] bool GuardApplies(const graph::Op& op, CommGuardMode mode);
 
@@ -58,6 +61,35 @@ enum class CommGuardMode {
 // allocator below 3 GB free (tens of milliseconds) and pathological drivers where
 // cudaMemGetInfo takes milliseconds (same sglang issue) are left out.
 inline constexpr double kDefaultCommGuardSeconds = 50e-6;
+
+// What one guarded call costs when the device has less than the threshold free, so the guard
+// runs clear_memory(): accelerator.synchronize() (the GPU queue drains, so the host work that
+// follows is exposed), gc.collect() (a full collection: its time grows with the live Python
+// objects) and accelerator.empty_cache() (slime/utils/memory_utils.py).
+struct CommGuardClearCost {
+  // slime's threshold: free_GB < 3 with free_GB = bytes / 1024^3 (memory_utils.py
+  // _byte_to_gb), i.e. 3 GiB.
+  double threshold_bytes = 3.0 * 1024 * 1024 * 1024;
+  // gc.collect(): 66 ms with 179k live objects (torch + CUDA only), 135 ms at 342k and 372 ms at
+  // 851k, measured on an RTX PRO 6000 host with torch 2.11 (ultralytics/ultralytics PR #25610,
+  // maintainer's timing): about 0.37-0.44 µs per object. The default is the torch-only process,
+  // a lower bound for a Megatron trainer, which imports far more.
+  double gc_seconds = 66e-3;
+  // empty_cache(): 4 ms mean (10 ms max) in the same measurement; re-allocating the released
+  // blocks afterwards is left out.
+  double empty_cache_seconds = 4e-3;
+  friend bool operator==(const CommGuardClearCost&, const CommGuardClearCost&) = default;
+};
+
+// Share of guarded calls that find less than `threshold_bytes` free on a GPU of
+// `capacity_bytes`, when the device footprint at a call lies uniformly between `floor_bytes`
+// (weights, gradients, optimizer state, context and NCCL buffers: what stays allocated) and
+// `peak_bytes` (the pass's peak): saved activations grow through a forward and shrink through a
+// backward, and after a clear the caching allocator holds about what is allocated. 0 when the
+// peak leaves the threshold free, 1 when even the floor does not. Preconditions (checked):
+// 0 <= floor <= peak.
+[[nodiscard]] double ClearFraction(double floor_bytes, double peak_bytes, double capacity_bytes,
+                                   double threshold_bytes);
 
 }  // namespace trainscope::sim
 

@@ -3,6 +3,7 @@
 // when a node starts: a compute node that starts while a communication node of its lane is in
 // flight is slowed by the interference fraction, and a communication node that shares its link
 // class with one in flight on another stream of its lane shares the bandwidth for the overlap.
+// A compute node lasts at least its host seconds (the launches must be issued first).
 #include <algorithm>
 #include <array>
 #include <numeric>
@@ -42,6 +43,7 @@ class Engine {
     result_.start_seconds.assign(size_, -1);
     result_.end_seconds.assign(size_, -1);
     result_.trigger.assign(size_, -1);
+    result_.host_overhead_seconds.assign(size_, 0);
     remaining_.assign(size_, 0);
     dependents_.resize(size_);
     pipelined_dependents_.resize(size_);
@@ -115,6 +117,11 @@ class Engine {
     const Node& node = graph_.nodes[n];
     double seconds = node.base_seconds;
     if (seconds > 0) seconds = Contended(node, seconds);
+    // The kernels cannot run before the host has issued them: a host-bound op waits.
+    if (node.host_seconds > seconds) {
+      result_.host_overhead_seconds[n] = node.host_seconds - seconds;
+      seconds = node.host_seconds;
+    }
     double end = now_ + seconds;
     if (node.pipelined_with >= 0) {
       const auto with = static_cast<size_t>(node.pipelined_with);

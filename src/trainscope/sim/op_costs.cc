@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/cost/host_optimizer_cost.h"
+#include "trainscope/cost/launch_overhead.h"
 #include "trainscope/error.h"
 
 namespace trainscope::sim {
@@ -85,6 +87,8 @@ struct FlexRouting {
   int64_t expert_parallel = 1;
   int64_t expert_tensor_parallel = 1;
   std::vector<double> virtual_shares;  // size u·E, or empty for balanced routing
+  int64_t num_groups = 0;              // group-limited routing (MoeConfig), 0 = none
+  int64_t group_top_k = 0;
 };
 
 FlexRouting FlexRoutingOf(const config::ModelConfig& model, const config::TrainingConfig& training,
@@ -92,7 +96,9 @@ FlexRouting FlexRoutingOf(const config::ModelConfig& model, const config::Traini
   FlexRouting routing{.num_experts = model.moe.num_experts,
                       .top_k = model.moe.top_k,
                       .expert_parallel = training.parallel.expert,
-                      .expert_tensor_parallel = training.parallel.ExpertTensor()};
+                      .expert_tensor_parallel = training.parallel.ExpertTensor(),
+                      .num_groups = model.moe.num_groups,
+                      .group_top_k = model.moe.group_top_k};
   if (expert_shares.empty() || routing.num_experts == 0) return routing;
   TRAINSCOPE_CHECK(static_cast<int64_t>(expert_shares.size()) == routing.num_experts,
                    "one expert share per expert");
@@ -119,12 +125,20 @@ cost::FlexExchange FlexExchangeOf(const Op& op, const FlexRouting& routing,
   const double destinations = e * cost::HitProbability(static_cast<double>(routing.num_experts) / e,
                                                        routing.num_experts, routing.top_k);
   const int64_t u = routing.expert_tensor_parallel;
+  // Node-limited routing is modelled for uniform scores only (FlexExchange contract).
+  const auto num_domains =
+      static_cast<int64_t>(std::set<int64_t>(domains.begin(), domains.end()).size());
+  const int64_t max_domains =
+      routing.virtual_shares.empty()
+          ? cost::GroupLimitedDomains(routing.num_groups, routing.group_top_k, num_domains)
+          : 0;
   return cost::FlexExchange{.token_bytes = static_cast<double>(op.message_bytes) /
                                            (destinations * static_cast<double>(u)),
                             .num_experts = u * routing.num_experts,
                             .top_k = u * routing.top_k,
                             .rank_domain = domains,
-                            .expert_shares = routing.virtual_shares};
+                            .expert_shares = routing.virtual_shares,
+                            .max_domains_per_token = max_domains};
 }
 
 }  // namespace
@@ -150,6 +164,11 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
     if (op.role.kind == graph::OpKind::kAttentionCore) seconds *= shared->attention_scale;
     return seconds;
   };
+  auto run = std::make_shared<const config::TrainingConfig>(training);
+  costs.host_seconds = [shared, run](const Op& op) {
+    return cost::HostFloorSeconds(op, shared->cluster.gpu, shared->compute,
+                                  cost::CapturedByCudaGraph(op, *run));
+  };
   costs.comm_cost = [shared, cache, routing](const Op& op, int64_t rank) {
     const cost::GroupPlacement& placement = cache->Of(op, rank);
     if (IsFlexExchange(op)) {
@@ -166,10 +185,18 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
     CommCost result{.seconds = cost::CollectiveSeconds(op.collective, op.message_bytes, placement,
                                                        shared->cluster),
                     .link = cost::LinkOf(placement)};
-    if (shared->guard_applies && shared->guard_applies(op)) result.seconds += shared->guard_seconds;
+    if (shared->guard_applies && shared->guard_applies(op))
+      result.host_seconds = shared->guard_seconds;
     return result;
   };
   return costs;
+}
+
+std::function<double(const graph::Op&)> ComputeWithHostFloor(OpCostModel costs) {
+  return [costs = std::move(costs)](const graph::Op& op) {
+    const double device = costs.compute_seconds(op);
+    return costs.host_seconds ? std::max(device, costs.host_seconds(op)) : device;
+  };
 }
 
 }  // namespace trainscope::sim

@@ -2,7 +2,8 @@
 // cost/compute_cost (precision from the FP8 flags, the GDN kernel backend), collectives through
 // cost/collective_cost on the placement of the issuing rank's group in the cluster, plus the
 // optional per-call communication memory guard; the flex dispatcher's dispatch and combine through
-// the hierarchical DeepEP model of cost/flex_dispatch. Group placements are computed once per
+// the hierarchical DeepEP model of cost/flex_dispatch; the host launch floor of compute ops
+// through cost/launch_overhead. Group placements are computed once per
 // (group kind, rank) and cached inside the returned closures.
 #ifndef TRAINSCOPE_SIM_OP_COSTS_H_
 #define TRAINSCOPE_SIM_OP_COSTS_H_
@@ -42,10 +43,16 @@ struct HardwareCostOptions {
 // The cost model of `model` trained as `training` on options.cluster. Flex dispatch and combine
 // ops are priced by cost::FlexExchangeSeconds over the rank's tp_ep group (DeepEP's view: u·E
 // experts, top u·k), plus options.flex.host_wait_seconds on each forward dispatch; every other
-// collective by cost::CollectiveSeconds.
+// collective by cost::CollectiveSeconds. Compute ops get their host launch floor
+// (cost::HostFloorSeconds; 0 inside the CUDA graphs of training.cuda_graph).
 [[nodiscard]] OpCostModel BindHardwareCosts(const config::ModelConfig& model,
                                             const config::TrainingConfig& training,
                                             const HardwareCostOptions& options);
+
+// The seconds a compute op runs as the simulator times it in isolation: max(device seconds,
+// host launch floor), for exports that replay compute as fixed durations (Chakra ET, SimAI).
+// `costs` is copied into the returned function.
+[[nodiscard]] std::function<double(const graph::Op&)> ComputeWithHostFloor(OpCostModel costs);
 
 }  // namespace trainscope::sim
 

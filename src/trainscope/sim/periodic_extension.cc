@@ -5,7 +5,6 @@
 #include <string>
 #include <utility>
 
-
 namespace trainscope::sim::internal {
 namespace {
 
@@ -29,11 +28,14 @@ Breakdown ExtendBreakdown(const Breakdown& first, const Breakdown& second, doubl
   return Breakdown{
       .compute_seconds = ExtendMap(first.compute_seconds, second.compute_seconds, k),
       .exposed_comm_seconds = ExtendMap(first.exposed_comm_seconds, second.exposed_comm_seconds, k),
-      .bubble_seconds = Extend(first.bubble_seconds, second.bubble_seconds, k),
+      // Idle time is never negative; rounding in the extension must not make it so.
+      .bubble_seconds = std::max(0.0, Extend(first.bubble_seconds, second.bubble_seconds, k)),
       .optimizer_seconds = Extend(first.optimizer_seconds, second.optimizer_seconds, k),
       .total_compute_seconds = Extend(first.total_compute_seconds, second.total_compute_seconds, k),
       .total_exposed_comm_seconds =
-          Extend(first.total_exposed_comm_seconds, second.total_exposed_comm_seconds, k)};
+          Extend(first.total_exposed_comm_seconds, second.total_exposed_comm_seconds, k),
+      .launch_overhead_seconds =
+          Extend(first.launch_overhead_seconds, second.launch_overhead_seconds, k)};
 }
 
 std::vector<CriticalPathShare> ExtendCriticalPath(const std::vector<CriticalPathShare>& first,

@@ -50,6 +50,24 @@ bool IsRoutedMoeOp(const Op& op) {
   return op.role.block == OpBlock::kMoeRouted && !IsFlexExchange(op);
 }
 
+// Host time before a collective is issued (CommCost::host_seconds) holds the compute stream: it
+// extends the last compute op the collective depends on (the host issues the call after it), or
+// the collective itself when it depends on no compute op. Nodes of earlier ops are in `nodes`.
+void ChargeHostTime(const Op& op, int32_t offset, double seconds, Node& node,
+                    std::vector<Node>& nodes) {
+  int32_t producer = -1;
+  for (const int64_t dep : op.deps) {
+    const int32_t index = static_cast<int32_t>(offset + dep);
+    if (nodes[static_cast<size_t>(index)].stream == Stream::kCompute)
+      producer = std::max(producer, index);
+  }
+  if (producer < 0) {
+    node.base_seconds += seconds;
+    return;
+  }
+  nodes[static_cast<size_t>(producer)].base_seconds += seconds;
+}
+
 bool IsCpRingOp(const Op& op) { return op.role.purpose == CommPurpose::kCpExchange; }
 
 bool IsSharedExpertOp(const Op& op) { return op.role.block == OpBlock::kMoeShared; }
@@ -428,6 +446,7 @@ SimGraph BuildSimGraph(const std::vector<LaneTimeline>& lanes,
                 .stream = StreamOf(op),
                 .comm = op.IsComm(),
                 .queue_key = static_cast<double>(op.id)};
+      double host_seconds = 0;
       if (op.IsComm()) {
         // A receive waits for its matching send, which carries the transfer; the second half
         // of a CP ring exchange moves in the other direction at the same time.
@@ -436,15 +455,20 @@ SimGraph BuildSimGraph(const std::vector<LaneTimeline>& lanes,
           const CommCost cost = costs.comm_cost(op, lane.rank);
           node.base_seconds = cost.seconds;
           node.link = cost.link;
+          host_seconds = cost.host_seconds;
         }
       } else {
         node.base_seconds = costs.compute_seconds(op);
+        if (costs.host_seconds) node.host_seconds = costs.host_seconds(op);
       }
       if (IsRoutedMoeOp(op)) node.base_seconds *= options.moe_load_factor;
+      if (host_seconds > 0) ChargeHostTime(op, offset, host_seconds, node, sim.nodes);
       // DeepEP's kernels hold their SMs while they run: compute beside them slows accordingly.
       if (IsFlexExchange(op)) node.interference_fraction = options.flex_interference_fraction;
       TRAINSCOPE_CHECK(node.base_seconds >= 0 && std::isfinite(node.base_seconds),
                        "op cost must be finite and >= 0: " + op.name);
+      TRAINSCOPE_CHECK(node.host_seconds >= 0 && std::isfinite(node.host_seconds),
+                       "host seconds must be finite and >= 0: " + op.name);
       for (const int64_t dep : op.deps) node.deps.push_back(static_cast<int32_t>(offset + dep));
       if (IsPipelineP2p(op) && op.collective == Collective::kSend) {
         sends[{lane.pipeline_rank, op.phase == Phase::kForward, op.micro_batch, op.model_chunk}] =

@@ -20,6 +20,8 @@ struct Node {
   bool comm = false;
   LinkClass link = LinkClass::kNvlink;
   double base_seconds = 0;
+  // Compute nodes: host seconds to issue the op's launches; the node takes at least this long.
+  double host_seconds = 0;
   // Communication nodes: fractional slowdown of a compute node that starts while this one runs
   // (SMs the communication kernels hold); negative = SimulationOptions::interference_fraction.
   double interference_fraction = -1;
@@ -47,6 +49,7 @@ struct EngineResult {
   std::vector<double> start_seconds;
   std::vector<double> end_seconds;
   std::vector<int32_t> trigger;  // the node whose completion (or start) let this node start
+  std::vector<double> host_overhead_seconds;  // host seconds beyond the device time
 };
 
 // Runs the discrete-event simulation. Streams execute their nodes one at a time in queue_key

@@ -39,9 +39,13 @@ Breakdown LaneBreakdown(const LaneTimeline& lane, double step_seconds) {
     if (seconds <= 0) continue;
     const size_t cls = op.IsComm() ? CommClassIndex(op) : kCommClasses.size();
     if (!op.IsComm()) {
-      breakdown.compute_seconds[OpFamily(op)] += seconds;
-      breakdown.total_compute_seconds += seconds;
-      if (op.phase == graph::Phase::kOptimizer) breakdown.optimizer_seconds += seconds;
+      // The op's host-bound part is launch overhead, the rest compute.
+      const double launch = std::min(seconds, timing.host_overhead_seconds);
+      const double device = seconds - launch;
+      breakdown.launch_overhead_seconds += launch;
+      breakdown.compute_seconds[OpFamily(op)] += device;
+      breakdown.total_compute_seconds += device;
+      if (op.phase == graph::Phase::kOptimizer) breakdown.optimizer_seconds += device;
     }
     edges.push_back({timing.start_seconds, +1, cls});
     edges.push_back({timing.end_seconds, -1, cls});
@@ -66,8 +70,9 @@ Breakdown LaneBreakdown(const LaneTimeline& lane, double step_seconds) {
     active[edge.comm_class] += edge.delta;
     previous = edge.time_seconds;
   }
-  breakdown.bubble_seconds = std::max(
-      0.0, step_seconds - breakdown.total_compute_seconds - breakdown.total_exposed_comm_seconds);
+  breakdown.bubble_seconds =
+      std::max(0.0, step_seconds - breakdown.total_compute_seconds -
+                        breakdown.total_exposed_comm_seconds - breakdown.launch_overhead_seconds);
   return breakdown;
 }
 
@@ -95,7 +100,10 @@ std::vector<CriticalPathShare> CriticalPath(const std::vector<LaneTimeline>& lan
     const Op& op = lane.graph.ops[static_cast<size_t>(sim_node.op)];
     const double start = result.start_seconds[n];
     const double busy = std::min(until, result.end_seconds[n]) - start;
-    if (busy > 0) shares[{lane.pipeline_rank, CriticalCategory(op)}] += busy;
+    // A host-bound compute op: its host-bound part (the tail of its interval) is launch time.
+    const double launch = std::min(std::max(busy, 0.0), result.host_overhead_seconds[n]);
+    if (launch > 0) shares[{lane.pipeline_rank, "host:launch"}] += launch;
+    if (busy - launch > 0) shares[{lane.pipeline_rank, CriticalCategory(op)}] += busy - launch;
     const int32_t trigger = result.trigger[n];
     const double trigger_end =
         trigger >= 0 ? std::min(start, result.end_seconds[static_cast<size_t>(trigger)]) : 0;
@@ -143,7 +151,8 @@ void SelectCriticalAndBusiestStages(StepSimulation& sim) {
       sim.critical_pipeline_rank = sim.lanes[i].pipeline_rank;
     }
     const Breakdown& b = sim.stage_breakdowns[i];
-    const double busy = b.total_compute_seconds + b.total_exposed_comm_seconds;
+    const double busy =
+        b.total_compute_seconds + b.total_exposed_comm_seconds + b.launch_overhead_seconds;
     if (busy > busiest) {
       busiest = busy;
       sim.busiest_pipeline_rank = sim.lanes[i].pipeline_rank;
@@ -176,7 +185,7 @@ StepSimulation SimulateEveryMicroBatch(const config::ModelConfig& model,
     LaneTimeline& lane = sim.lanes[static_cast<size_t>(node.lane)];
     if (lane.timings.empty()) lane.timings.resize(lane.graph.ops.size());
     lane.timings[static_cast<size_t>(node.op)] = {result.start_seconds[n], result.end_seconds[n],
-                                                  node.stream};
+                                                  node.stream, result.host_overhead_seconds[n]};
     lane.end_seconds = std::max(lane.end_seconds, result.end_seconds[n]);
     sim.step_seconds = std::max(sim.step_seconds, result.end_seconds[n]);
   }

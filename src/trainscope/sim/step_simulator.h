@@ -28,6 +28,10 @@ using LinkClass = cost::LinkClass;
 struct CommCost {
   double seconds = 0;
   LinkClass link = LinkClass::kNvlink;
+  // Host time spent before the call is issued that also holds the compute stream (slime's comm
+  // guard: its check, and its clear_memory(), which synchronizes the device). Charged after the
+  // compute op the call depends on, so whatever the host issues next waits for it.
+  double host_seconds = 0;
 };
 
 // Per-op costs, supplied by the caller (sim/op_costs.h binds the hardware cost models; tests
@@ -36,6 +40,9 @@ struct OpCostModel {
   std::function<double(const graph::Op&)> compute_seconds;
   // Cost of a communication op issued by global rank `rank`.
   std::function<CommCost(const graph::Op&, int64_t rank)> comm_cost;
+  // Host seconds to launch a compute op's kernels (cost/launch_overhead.h); unset = none. The op
+  // cannot finish before its launches are issued, so it takes max(device seconds, host seconds).
+  std::function<double(const graph::Op&)> host_seconds;
 };
 
 enum class Stream { kCompute, kModelParallelComm, kDataParallelComm, kPipelineSend, kPipelineRecv };
@@ -64,6 +71,9 @@ struct OpTiming {
   double start_seconds = 0;
   double end_seconds = 0;
   Stream stream = Stream::kCompute;
+  // Compute ops: the part of [start, end) the GPU waits for the host to issue the op's launches
+  // (host seconds beyond the device time).
+  double host_overhead_seconds = 0;
 };
 
 // One pipeline stage: its representative rank, graph and the timing of every op (index = op id).
@@ -76,9 +86,10 @@ struct LaneTimeline {
 };
 
 // Where one stage's time went, partitioning [0, step end): compute (by op family, the first
-// component of the op name: "attention", "moe", "mlp", "gdn", "optimizer", ...), communication
-// no compute overlaps (by group class: tp, cp, ep, pp, dp) and idle time (pipeline bubble,
-// waiting for peers, the wait for slower stages at the end of the step).
+// component of the op name: "attention", "moe", "mlp", "gdn", "optimizer", ...), launch / host
+// overhead (compute ops waiting for the host to issue their kernels), communication no compute
+// overlaps (by group class: tp, cp, ep, pp, dp) and idle time (pipeline bubble, waiting for
+// peers, the wait for slower stages at the end of the step).
 struct Breakdown {
   std::map<std::string, double> compute_seconds;
   std::map<std::string, double> exposed_comm_seconds;
@@ -86,10 +97,11 @@ struct Breakdown {
   double optimizer_seconds = 0;  // compute of the optimizer phase (also under "optimizer")
   double total_compute_seconds = 0;
   double total_exposed_comm_seconds = 0;
+  double launch_overhead_seconds = 0;
 };
 
 // Time on the critical path, summed by stage and category ("compute:attention", "comm:ep",
-// "idle").
+// "host:launch", "idle").
 struct CriticalPathShare {
   int64_t pipeline_rank = 0;
   std::string category;
@@ -105,7 +117,8 @@ struct StepSimulation {
   std::vector<LaneTimeline> lanes;     // pipeline rank order
   Breakdown breakdown;                 // of the busiest stage (busiest_pipeline_rank)
   int64_t critical_pipeline_rank = 0;  // the stage whose last op ends the step
-  // The stage with the most busy time (compute + exposed communication): the one to rebalance.
+  // The stage with the most busy time (compute + launch overhead + exposed communication): the
+  // one to rebalance.
   int64_t busiest_pipeline_rank = 0;
   std::vector<Breakdown> stage_breakdowns;       // pipeline rank order
   std::vector<CriticalPathShare> critical_path;  // largest first

@@ -14,6 +14,7 @@
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/cost/compute_cost.h"
+#include "trainscope/cost/dynamic_batching.h"
 #include "trainscope/cost/memory.h"
 #include "trainscope/cost/moe_routing.h"
 #include "trainscope/cost/sequence_packing.h"
@@ -27,8 +28,24 @@ namespace trainscope::study {
 // slime's communication memory guard as the simulator charges it (sim/comm_guard.h).
 struct CommGuardSetting {
   sim::CommGuardMode mode = sim::CommGuardMode::kOff;
-  double seconds_per_call = sim::kDefaultCommGuardSeconds;
+  double seconds_per_call = sim::kDefaultCommGuardSeconds;  // the available_memory() check
+  sim::CommGuardClearCost clear;  // clear_memory() when less than the threshold is free
   friend bool operator==(const CommGuardSetting&, const CommGuardSetting&) = default;
+};
+
+// What slime's guard costs in one step, per GPU of the busiest stage (the one with the highest
+// memory peak, whose free memory decides how often the guard clears).
+struct CommGuardReport {
+  sim::CommGuardMode mode = sim::CommGuardMode::kOff;
+  int64_t guarded_calls = 0;      // per step, on the first rank of the first stage
+  double free_bytes_at_peak = 0;  // capacity − peak (negative: does not fit)
+  double floor_bytes = 0;         // what stays allocated between passes
+  double clear_fraction = 0;      // share of guarded calls that run clear_memory()
+  double clears = 0;              // guarded_calls × clear_fraction
+  double check_seconds = 0;       // per guarded call
+  double clear_seconds = 0;       // per clear: gc.collect + empty_cache
+  double seconds_per_call = 0;    // check + clear_fraction × clear: what each guarded op pays
+  double seconds = 0;             // guarded_calls × seconds_per_call
 };
 
 // Everything one run needs, resolved. Plain value: copy it, change one field, study it again.
@@ -61,8 +78,15 @@ struct StudyResult {
   sim::StepMetrics metrics;
   cost::MemoryEstimate memory;
   double moe_load_factor = 1;  // tokens on the busiest expert-parallel rank / mean
-  std::optional<SequencePackingResult> sequence_packing;
+  std::optional<SequencePackingResult> sequence_packing;  // static batching only
+  // slime's dynamic batching (study/dynamic_batches.h): the step simulated is its micro-batches
+  // and metrics count its real sample tokens.
+  std::optional<cost::DynamicBatchStep> dynamic_batching;
+  std::optional<CommGuardReport> comm_guard;  // set when the guard is on
 };
+
+// The guard's cost per step under the study's memory (unset when the guard is off).
+[[nodiscard]] std::optional<CommGuardReport> EstimateCommGuard(const Study& study);
 
 // Tokens on the busiest expert-parallel rank over the mean under the study's routing skew (1
 // without skew or without MoE layers).
@@ -74,12 +98,13 @@ struct StudyResult {
 // The hardware cost options the simulator binds (cluster, efficiencies, GDN backend, guard).
 [[nodiscard]] sim::HardwareCostOptions CostOptions(const Study& study);
 
-// Per-rank memory of the study's configuration. Precondition: Validate() accepted it.
+// Per-rank memory of the study's configuration (under dynamic batching, of its largest
+// micro-batch). Precondition: Validate() accepted it. Throws InputError as PlanDynamicBatches.
 [[nodiscard]] cost::MemoryEstimate EstimateStudyMemory(const Study& study);
 
 // Simulates the step and derives everything `simulate` reports. Preconditions: Validate()
 // accepted the configuration and the cluster's GPU has a BF16 peak (> 0). Throws nothing for
-// valid input.
+// valid input but InputError when dynamic batching cannot deal the step (PlanDynamicBatches).
 [[nodiscard]] StudyResult RunStudy(const Study& study);
 
 }  // namespace trainscope::study

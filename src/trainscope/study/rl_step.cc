@@ -1,0 +1,182 @@
+#include "trainscope/study/rl_step.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "trainscope/error.h"
+
+namespace trainscope::study {
+namespace {
+
+constexpr std::array<const char*, 6> kPhaseNames = {
+    "rollout", "offload_onload", "ref_log_probs", "old_log_probs", "actor_train", "weight_sync"};
+
+// The busiest rank of a memory estimate (the stage with the highest peak).
+const cost::RankMemory& Busiest(const cost::MemoryEstimate& memory) {
+  return memory.stages.at(static_cast<size_t>(memory.max_peak_pipeline_rank));
+}
+
+// Bytes a colocated trainer moves to the host when it sleeps and back when it wakes up: the
+// allocator's live footprint after clear_memory, i.e. params, grad buffers and the GPU share of
+// the optimizer (slime actor.py sleep/wake_up through torch_memory_saver with CPU backup; AReaL
+// MegatronEngine.offload/onload; verl offload_megatron_model_to_cpu / offload_megatron_optimizer).
+double TrainerResidentBytes(const cost::RankMemory& rank) {
+  return static_cast<double>(rank.weights_bytes + rank.grads_bytes + rank.optimizer_bytes);
+}
+
+int64_t NumOptimizerSteps(const Study& study, const RlOptions& options) {
+  const int64_t samples = options.rollout.num_prompts * options.rollout.samples_per_prompt;
+  const int64_t gbs = study.training.GlobalBatchSize();
+  if (samples % gbs != 0) {
+    throw InputError(
+        fmt::format("--rollout-batch-size: prompts x samples per prompt = {} must be a multiple of "
+                    "--global-batch-size {} (slime: num_steps_per_rollout = rollout_batch_size x "
+                    "n_samples_per_prompt / global_batch_size)",
+                    samples, gbs));
+  }
+  return samples / gbs;
+}
+
+RlPhase Phase(RlPhaseKind kind, double seconds, int64_t gpus, int64_t peak_bytes,
+              int64_t memory_bytes, int64_t passes = 1) {
+  RlPhase phase;
+  phase.kind = kind;
+  phase.seconds = seconds;
+  phase.num_gpus = gpus;
+  phase.peak_bytes = peak_bytes;
+  phase.gpu_memory_bytes = memory_bytes;
+  phase.passes = passes;
+  return phase;
+}
+
+// Lays the phases on the step's timeline: back to back, except that an async step's rollout
+// (of the next step) runs beside the trainer's phases, so the step is the longer of the two
+// plus the weight sync, which waits for both.
+double Schedule(std::vector<RlPhase>& phases, bool async) {
+  double trainer_clock = 0;
+  double rollout_seconds = 0;
+  for (RlPhase& phase : phases) {
+    if (async && phase.kind == RlPhaseKind::kRollout) {
+      phase.start_seconds = 0;
+      rollout_seconds = phase.seconds;
+      continue;
+    }
+    if (async && phase.kind == RlPhaseKind::kWeightSync) {
+      trainer_clock = std::max(trainer_clock, rollout_seconds);
+    }
+    phase.start_seconds = trainer_clock;
+    trainer_clock += phase.seconds;
+  }
+  return std::max(trainer_clock, rollout_seconds);
+}
+
+// Bins of the sample-length histogram the rollout hands to dynamic batching.
+constexpr int64_t kRolloutLengthBins = 64;
+
+// The lengths of the samples the rollout produces: the prompt plus a response drawn from the
+// rollout's response-length distribution, as a histogram of kRolloutLengthBins equal bins of
+// the response axis (each at its midpoint, weighted by the survival function's drop over it).
+cost::SequenceLengthHistogram RolloutSampleLengths(const cost::RolloutOptions& rollout) {
+  cost::SequenceLengthHistogram histogram;
+  const int64_t bins = std::min(kRolloutLengthBins, rollout.max_response_tokens);
+  const double width = static_cast<double>(rollout.max_response_tokens) / static_cast<double>(bins);
+  for (int64_t i = 0; i < bins; ++i) {
+    const double begin = static_cast<double>(i) * width;
+    const double share =
+        cost::ResponseSurvival(rollout.mean_response_tokens, rollout.max_response_tokens, begin) -
+        cost::ResponseSurvival(rollout.mean_response_tokens, rollout.max_response_tokens,
+                               begin + width);
+    if (share <= 0) continue;
+    histogram.lengths.push_back(rollout.prompt_tokens +
+                                std::max<int64_t>(1, std::llround(begin + width / 2)));
+    histogram.counts.push_back(share);
+  }
+  return histogram;
+}
+
+}  // namespace
+
+std::string ToString(RlPhaseKind kind) { return kPhaseNames.at(static_cast<size_t>(kind)); }
+
+RlStep RunRlStep(const Study& study, const RlOptions& options) {
+  if (options.async && options.sync.colocate) {
+    throw UsageError(
+        "--rl-async: rollout overlaps training only on separate GPUs (slime train_async.py "
+        "asserts not colocate); drop --colocate");
+  }
+  RlStep step;
+  step.num_optimizer_steps = NumOptimizerSteps(study, options);
+  // Under dynamic batching the trainer packs the samples the rollout made: prompt + response
+  // lengths, unless a --seq-length-distribution says otherwise.
+  Study trained = study;
+  if (study.training.batch.max_tokens_per_gpu && !study.sequence_lengths) {
+    trained.sequence_lengths = RolloutSampleLengths(options.rollout);
+  }
+  const int64_t world = study.training.parallel.world_size;
+  const int64_t gpu_memory = study.cluster.gpu.memory_bytes;
+
+  step.train = RunStudy(trained);
+  // One eval-mode pass over every rollout sample: a forward-only step over k global batches.
+  Study forward = trained;
+  forward.training.forward_only = true;
+  forward.training.batch.global_batch_size =
+      study.training.GlobalBatchSize() * step.num_optimizer_steps;
+  step.forward_only = RunStudy(forward);
+  step.rollout = cost::EstimateRollout(study.model, study.cluster, study.compute, options.rollout);
+  step.sync = cost::EstimateWeightSync(study.model, study.training, study.cluster, options.sync);
+
+  const cost::RankMemory& train_rank = Busiest(step.train.memory);
+  const cost::RankMemory& forward_rank = Busiest(step.forward_only.memory);
+  const double pcie = study.cluster.pcie_bytes_per_second;
+  const bool colocate = options.sync.colocate;
+  const int64_t rollout_peak = static_cast<int64_t>(step.rollout.peak_bytes_per_gpu);
+
+  std::vector<RlPhase>& phases = step.phases;
+  phases.push_back(Phase(RlPhaseKind::kRollout, step.rollout.seconds, options.rollout.engine_gpus,
+                         rollout_peak, gpu_memory));
+  if (colocate) {
+    // Wake-up before the trainer's phases and sleep after them: one H2D and one D2H copy of
+    // the trainer's resident bytes over each GPU's host link.
+    const double resident = TrainerResidentBytes(train_rank);
+    phases.push_back(Phase(RlPhaseKind::kOffload, 2 * resident / pcie, world,
+                           static_cast<int64_t>(resident), gpu_memory));
+  }
+  const double forward_seconds = step.forward_only.simulation.step_seconds;
+  if (options.ref_log_probs) {
+    // slime swaps the reference weights in from their pinned CPU backup and the actor's back
+    // (TensorBackuper restore, an H2D copy of the rank's params each; actor.py _switch_model).
+    const double swaps = 2 * static_cast<double>(train_rank.weights_bytes) / pcie;
+    phases.push_back(Phase(RlPhaseKind::kRefLogProbs, forward_seconds + swaps, world,
+                           forward_rank.peak_bytes, gpu_memory));
+  }
+  if (options.old_log_probs) {
+    phases.push_back(Phase(RlPhaseKind::kOldLogProbs, forward_seconds, world,
+                           forward_rank.peak_bytes, gpu_memory));
+  }
+  phases.push_back(
+      Phase(RlPhaseKind::kActorTrain,
+            step.train.simulation.step_seconds * static_cast<double>(step.num_optimizer_steps),
+            world, train_rank.peak_bytes, gpu_memory, step.num_optimizer_steps));
+  // The sync holds the trainer's weights plus one bucket; colocated engines' weights share the GPU.
+  const int64_t sync_peak =
+      train_rank.weights_bytes + step.sync.bytes / std::max<int64_t>(step.sync.num_buckets, 1) +
+      (colocate ? static_cast<int64_t>(step.rollout.weight_bytes_per_gpu) : 0);
+  phases.push_back(Phase(RlPhaseKind::kWeightSync, step.sync.total_seconds,
+                         colocate ? world : world + options.sync.rollout_gpus, sync_peak,
+                         gpu_memory));
+
+  step.step_seconds = Schedule(phases, options.async);
+  const auto longest =
+      std::max_element(phases.begin(), phases.end(),
+                       [](const RlPhase& a, const RlPhase& b) { return a.seconds < b.seconds; });
+  step.bottleneck = longest->kind;
+  step.samples_per_second =
+      static_cast<double>(options.rollout.num_prompts * options.rollout.samples_per_prompt) /
+      step.step_seconds;
+  return step;
+}
+
+}  // namespace trainscope::study

@@ -1,0 +1,73 @@
+// One RL step (GRPO/PPO) around the Megatron-Core training step: rollout, the forward-only
+// log-prob passes, k actor optimizer steps, weight sync, and in colocated runs the trainer's
+// offload and onload; which phases run back to back and which overlap, per framework. Composes
+// studies of the same training layout (study.h) with the rollout decode model (cost/rollout.h)
+// and the weight-sync estimate (cost/weight_sync.h). Pure and re-entrant. Formulas, sources and
+// omissions: docs/rl.md ("The RL step").
+#ifndef TRAINSCOPE_STUDY_RL_STEP_H_
+#define TRAINSCOPE_STUDY_RL_STEP_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainscope/cost/rollout.h"
+#include "trainscope/cost/weight_sync.h"
+#include "trainscope/study/study.h"
+
+namespace trainscope::study {
+
+struct RlOptions {
+  cost::RolloutOptions rollout;  // prompts, samples, lengths and the engines
+  cost::WeightSyncOptions sync;  // the rollout layout and transport of the weight sync
+  bool ref_log_probs = false;    // slime: --use-kl-loss or --kl-coef != 0
+  bool old_log_probs = true;     // slime computes them unless --use-rollout-logprobs
+  // Rollout of step n+1 overlaps training on step n (slime train_async.py, AReaL with
+  // max_head_offpolicyness > 0, verl fully async). Needs separate rollout GPUs.
+  bool async = false;
+};
+
+enum class RlPhaseKind {
+  kRollout,
+  kOffload,  // colocated: trainer paused (and the engine resumed) around the rollout
+  kRefLogProbs,
+  kOldLogProbs,
+  kActorTrain,
+  kWeightSync,
+};
+
+// "rollout", "offload_onload", "ref_log_probs", "old_log_probs", "actor_train", "weight_sync".
+[[nodiscard]] std::string ToString(RlPhaseKind kind);
+
+struct RlPhase {
+  RlPhaseKind kind = RlPhaseKind::kRollout;
+  double seconds = 0;
+  double start_seconds = 0;      // on the step's timeline
+  int64_t num_gpus = 0;          // GPUs busy in the phase
+  int64_t peak_bytes = 0;        // per GPU
+  int64_t gpu_memory_bytes = 0;  // usable memory of the phase's GPUs
+  int64_t passes = 1;            // optimizer steps / forward passes the phase repeats
+  [[nodiscard]] bool Fits() const { return peak_bytes <= gpu_memory_bytes; }
+  [[nodiscard]] double GpuSeconds() const { return seconds * static_cast<double>(num_gpus); }
+};
+
+struct RlStep {
+  std::vector<RlPhase> phases;  // in the order the step runs them
+  double step_seconds = 0;
+  RlPhaseKind bottleneck = RlPhaseKind::kRollout;  // the longest phase
+  int64_t num_optimizer_steps = 1;                 // k = prompts·samples / GBS
+  cost::RolloutEstimate rollout;
+  cost::WeightSyncEstimate sync;
+  StudyResult train;              // one actor optimizer step
+  StudyResult forward_only;       // one log-prob pass over one global batch
+  double samples_per_second = 0;  // prompts·samples / step
+};
+
+// The RL step of `study`'s training layout. Preconditions: Validate() accepted the layout,
+// the GPU has a BF16 peak. Throws InputError when prompts·samples is not a multiple of the
+// global batch size (slime asserts it), or async with colocated engines.
+[[nodiscard]] RlStep RunRlStep(const Study& study, const RlOptions& options);
+
+}  // namespace trainscope::study
+
+#endif  // TRAINSCOPE_STUDY_RL_STEP_H_

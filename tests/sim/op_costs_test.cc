@@ -1,0 +1,60 @@
+// The hardware cost model's flex exchange (sim/op_costs.h): DeepSeek-V3's group-limited routing
+// (n_group 8, topk_group 4) reaches the flex dispatcher as a node limit when every group fills
+// whole NVLink domains. The expected seconds are cost::FlexExchangeSeconds of an exchange written
+// out here by hand from the op's size.
+#include "trainscope/sim/op_costs.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "trainscope/cost/flex_dispatch.h"
+#include "trainscope/graph/layer_ops.h"
+#include "trainscope/io/cluster_file.h"
+#include "trainscope/io/hf_config_loader.h"
+
+namespace trainscope::sim {
+namespace {
+
+// EP64 over 8 H100 nodes (8-GPU NVLink domains), t = 1, flex: one group of 32 experts per node,
+// so a token reaches at most topk_group = 4 of the 8 nodes (arXiv:2412.19437 §2.1.2).
+TEST(OpCostsTest, DeepSeekV3GroupLimitedRoutingCapsTheFlexNodesATokenReaches) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 64, .expert = 64, .expert_tensor = 1};
+  training.batch = {.micro_batch_size = 1, .seq_length = 4096};
+  training.moe.dispatcher = config::TokenDispatcher::kFlex;
+  training.moe.grouped_gemm = true;
+  HardwareCostOptions options;
+  options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  const OpCostModel costs = BindHardwareCosts(model, training, options);
+  const std::vector<graph::Op> ops =
+      graph::DecoderLayerForward(graph::MakeLayerOpContext(model, training), 3);  // a MoE layer
+  const auto dispatch = std::find_if(ops.begin(), ops.end(), [](const graph::Op& op) {
+    return op.role.purpose == graph::CommPurpose::kEpFlexDispatch;
+  });
+  ASSERT_NE(dispatch, ops.end());
+  // The graph sizes the op as T·D rows, D = e·[1 − C(E − E/e, k)/C(E, k)] (E/e = 4 experts a rank).
+  double miss = 1;
+  for (int i = 0; i < 8; ++i) miss *= (256.0 - 4 - i) / (256.0 - i);
+  const double destinations = 64 * (1 - miss);
+  cost::FlexExchange exchange{
+      .token_bytes = static_cast<double>(dispatch->message_bytes) / destinations,
+      .num_experts = 256,
+      .top_k = 8,
+      .max_domains_per_token = 4};
+  for (int64_t r = 0; r < 64; ++r) exchange.rank_domain.push_back(r / 8);
+  const double expected = cost::FlexExchangeSeconds(exchange, options.cluster, options.flex) +
+                          options.flex.host_wait_seconds;
+  const double seconds = costs.comm_cost(*dispatch, 0).seconds;
+  EXPECT_NEAR(seconds, expected, 1e-9 * expected);
+  exchange.max_domains_per_token = 0;  // unlimited routing costs more on the NICs
+  EXPECT_LT(seconds, cost::FlexExchangeSeconds(exchange, options.cluster, options.flex) +
+                         options.flex.host_wait_seconds);
+}
+
+}  // namespace
+}  // namespace trainscope::sim
