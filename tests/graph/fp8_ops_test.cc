@@ -147,7 +147,7 @@ TEST(Fp8OpsTest, BackwardCastsTheOutputGradientBeforeEachDgradOnly) {
   ASSERT_EQ(casts.size(), 4u);
   for (const Op& op : casts) {
     EXPECT_EQ(op.role.operand, Fp8Operand::kGradOutput) << op.name;
-    EXPECT_EQ(op.role.pass, OpPass::kDgrad) << op.name;
+    EXPECT_EQ(op.role.pass, OpPass::kBackward) << op.name;
   }
   // fc2's dgrad input is the 256 x 64 output gradient: 2E read + 2E written + 4 B.
   EXPECT_EQ(Find(bwd, "mlp.linear_fc2.fp8_cast_grad_output")->bytes, 4 * 256 * 64 + 4);

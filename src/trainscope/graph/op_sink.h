@@ -104,12 +104,13 @@ class OpSink {
   // Backward of the forward GEMM (rows, out, in): dgrad [rows x out]·[out x in] ...
   void Dgrad(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
              int64_t groups = 1) {
-    role.kind = OpKind::kGemm;
-    role.pass = OpPass::kDgrad;
+    // The FP8 ops keep the backward pass: only GEMMs are dgrad or wgrad.
     if (QuantizesFp8(role)) {
       Fp8Cast(name + ".fp8_cast_grad_output", role, Fp8Operand::kGradOutput, rows * out, 1);
       Fp8Swizzle(name + ".dgrad", role, rows * out, groups * out * in);
     }
+    role.kind = OpKind::kGemm;
+    role.pass = OpPass::kDgrad;
     AppendGemm(name + ".dgrad", role, GemmShape{.m = rows, .n = in, .k = out, .groups = groups},
                (rows * in + groups * in * out + rows * out) * kBf16Bytes);
   }
@@ -118,9 +119,9 @@ class OpSink {
   // Its FP8 operands are the column-wise copies the forward and dgrad casts wrote.
   void Wgrad(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
              int64_t groups = 1) {
+    if (QuantizesFp8(role)) Fp8Swizzle(name + ".wgrad", role, rows * out, rows * in);
     role.kind = OpKind::kGemm;
     role.pass = OpPass::kWgrad;
-    if (QuantizesFp8(role)) Fp8Swizzle(name + ".wgrad", role, rows * out, rows * in);
     AppendGemm(
         name + ".wgrad", role,
         GemmShape{.m = out, .n = in, .k = rows, .groups = groups, .grouped_axis = GroupedAxis::kK},
