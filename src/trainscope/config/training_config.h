@@ -155,6 +155,10 @@ struct PrecisionConfig {
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // --fp8-param-gather: TE linear weights are stored (and all-gathered) in FP8.
   bool fp8_param_gather = false;
+  // --disable-parameter-transpose-cache: TE modules get is_first_microbatch = None, so every
+  // forward quantizes the weights again instead of reusing the first micro-batch's FP8 copy
+  // (megatron/core/extensions/transformer_engine.py, TELinear.forward).
+  bool disable_parameter_transpose_cache = false;
   // Megatron-LM's launcher reduces gradients in fp32 by default (arguments.py:1204-1216);
   // --main-grads-dtype bf16 and --grad-reduce-in-bf16 turn it off.
   bool grad_reduce_in_fp32 = true;

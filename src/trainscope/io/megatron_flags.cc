@@ -342,6 +342,8 @@ std::vector<FlagSpec> TrainingFlags() {
           [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }, false),
       Switch({"--fp8-param-gather"}, true,
              [](R& r) -> bool& { return r.training.precision.fp8_param_gather; }),
+      Switch({"--disable-parameter-transpose-cache"}, true,
+             [](R& r) -> bool& { return r.training.precision.disable_parameter_transpose_cache; }),
       Switch({"--use-precision-aware-optimizer"}, true,
              [](R& r) -> bool& { return r.training.precision.precision_aware_optimizer; }),
       // bf16 main grads also switch off fp32 accumulation (arguments.py:1204-1216).
@@ -1091,6 +1093,8 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--grad-reduce-in-bf16", FlagGroup::kTraining, "", "reduce gradients in bf16"},
     {"--fp8-param-gather", FlagGroup::kTraining, "",
      "keep and all-gather TE linear weights in FP8"},
+    {"--disable-parameter-transpose-cache", FlagGroup::kTraining, "",
+     "re-quantize FP8 weights every micro-batch (no cache)"},
     {"--use-precision-aware-optimizer", FlagGroup::kTraining, "",
      "TE FusedAdam with the dtypes below"},
     {"--main-grads-dtype", FlagGroup::kTraining, "fp32|bf16", "main gradient dtype (default fp32)"},
