@@ -176,3 +176,45 @@ TEST(CalibrationFileTest, RejectsAHugeRankCount) {
 
 }  // namespace
 }  // namespace trainscope::io
+
+namespace trainscope::io {
+namespace {
+
+TEST(CalibrationFileTest, AppliesGemmShapeModelScalesAndFallbackExtents) {
+  const CalibrationOverrides overrides = ParseCalibration(
+      R"({"gemm_shape_model": "tile", "gemm_shape_scale": {"hopper_fp8": 1.1,
+          "blackwell_bf16": 0.9}, "gemm_fallback_k0": 0, "gemm_fallback_n0": 64})",
+      "cal.json");
+  cost::ComputeEfficiency base;
+  base.gemm_shape_scale = {{"other_bf16", 1.2}};
+  const cost::ComputeEfficiency applied = ApplyCalibration(overrides, base);
+  EXPECT_EQ(applied.gemm_shape_model, cost::GemmShapeModel::kTile);
+  const std::map<std::string, double> expected = {
+      {"blackwell_bf16", 0.9}, {"hopper_fp8", 1.1}, {"other_bf16", 1.2}};
+  EXPECT_EQ(applied.gemm_shape_scale, expected);
+  EXPECT_EQ(applied.gemm_fallback_k0, 0);
+  EXPECT_EQ(applied.gemm_fallback_n0, 64);
+}
+
+TEST(CalibrationFileTest, RejectsUnknownGemmShapeModel) {
+  ExpectError(R"({"gemm_shape_model": "roofline"})", "gemm_shape_model");
+  ExpectError(R"({"gemm_shape_model": true})", "gemm_shape_model");
+}
+
+TEST(CalibrationFileTest, RejectsUnknownGemmShapeScaleKey) {
+  ExpectError(R"({"gemm_shape_scale": {"hopper": 1.1}})", "gemm_shape_scale.hopper");
+  ExpectError(R"({"gemm_shape_scale": {"ampere_bf16": 1.1}})", "gemm_shape_scale.ampere_bf16");
+}
+
+TEST(CalibrationFileTest, RejectsGemmShapeScaleOutOfRange) {
+  ExpectError(R"({"gemm_shape_scale": {"hopper_bf16": 0}})", "gemm_shape_scale.hopper_bf16");
+  ExpectError(R"({"gemm_shape_scale": {"hopper_bf16": 2.5}})", "gemm_shape_scale.hopper_bf16");
+  ExpectError(R"({"gemm_shape_scale": [1]})", "gemm_shape_scale");
+}
+
+TEST(CalibrationFileTest, RejectsNegativeFallbackExtent) {
+  ExpectError(R"({"gemm_fallback_k0": -1})", "gemm_fallback_k0");
+}
+
+}  // namespace
+}  // namespace trainscope::io

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "trainscope/config/hardware.h"
@@ -39,6 +40,15 @@ enum class KernelClass {
   kFused,              // any other compute op: fused_kernel_efficiency
 };
 
+// How a GEMM's shape scales its efficiency (cost/gemm_efficiency.h). kTable: the published
+// per-shape tables of the GPU family with the fallback formula outside them (the default); kTile:
+// tile quantisation only (the model before the tables).
+enum class GemmShapeModel { kTable, kTile };
+
+// "table" / "tile" <-> GemmShapeModel, the one table of names. nullopt for any other name.
+[[nodiscard]] std::optional<GemmShapeModel> GemmShapeModelFromName(std::string_view name);
+[[nodiscard]] std::string_view GemmShapeModelName(GemmShapeModel model);
+
 // Achieved fractions of the hardware peaks. fp8_gemm_efficiency, the attention efficiencies,
 // memory_efficiency and gpu_throughput_scale are fitted by scripts/fit_calibration to the
 // published runs of data/calibration/calibration_runs.csv (hardware parameters only; the values are
@@ -48,9 +58,19 @@ enum class KernelClass {
 // defaults come from kernel benchmarks (cited at each field). A calibration file
 // (io/calibration_file.h) can override every field.
 struct ComputeEfficiency {
-  // Fraction of the BF16 / FP8 tensor-core peak a large, tile-aligned GEMM reaches.
+  // Fraction of the BF16 / FP8 tensor-core peak a large, tile-aligned GEMM reaches: the plateau
+  // that the shape factor (cost/gemm_efficiency.h) is relative to.
   double bf16_gemm_efficiency = 0.75;
   double fp8_gemm_efficiency = 0.5944;
+  GemmShapeModel gemm_shape_model = GemmShapeModel::kTable;
+  // Multiplies the shape factor of one GPU family and number format, keyed "<family>_<dtype>"
+  // ("hopper_bf16", "blackwell_fp8", "other_bf16", ...; absent = 1); in (0, 2].
+  std::map<std::string, double> gemm_shape_scale;
+  // Fallback shape factor (where no table covers the shape): the per-tile fixed cost, in
+  // elements of K and of N, of the small-K and small-N penalties. Derived from the K = 512 and
+  // N = 576 rows of kernel-benchmarks.md §1.2 / §1.6 (docs/cost-model.md).
+  int64_t gemm_fallback_k0 = 256;
+  int64_t gemm_fallback_n0 = 128;
   // Output tile (m x n) and reduction step (k) of the GEMM kernel; a partial tile costs as much
   // as a full one. 128 x 128 x 64 is the common BF16 Hopper CUTLASS / cuBLASLt configuration.
   int64_t gemm_tile_m = 128;
@@ -124,9 +144,11 @@ inline constexpr double kTf32PerBf16Peak = 0.5;
 
 // Seconds one compute op takes on `gpu`: max(flops / achieved peak, bytes / achieved HBM
 // bandwidth). The achieved peak is the BF16 peak (the FP8 peak for GEMMs under kFp8) times
-// KernelEfficiency, times GemmTileEfficiency for GEMMs. An op with no FLOPs and no bytes takes 0
-// seconds. Throws InputError when the op needs a rate the GPU preset does not have (FP8 on
-// A100). Preconditions (checked): !op.IsComm(), flops and bytes >= 0, efficiencies in (0, 1].
+// gpu_throughput_scale times KernelEfficiency, where for GEMMs KernelEfficiency is first
+// multiplied by GemmShapeFactor (cost/gemm_efficiency.h) and capped at 1. An op with no FLOPs and
+// no bytes takes 0 seconds. Throws InputError when the op needs a rate the GPU preset does not have
+// (FP8 on A100). Preconditions (checked): !op.IsComm(), flops and bytes >= 0, efficiencies in (0,
+// 1].
 [[nodiscard]] double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu,
                                     const ComputeEfficiency& eff,
                                     MathPrecision precision = MathPrecision::kBf16,

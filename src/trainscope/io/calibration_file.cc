@@ -1,14 +1,18 @@
 #include "trainscope/io/calibration_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "trainscope/config/hardware.h"
+#include "trainscope/cost/gemm_efficiency.h"
 #include "trainscope/error.h"
 #include "trainscope/io/input_ranges.h"
 #include "trainscope/io/input_text.h"
@@ -41,9 +45,11 @@ using cost::ComputeEfficiency;
 using cost::LinkEfficiency;
 
 // The one table of ComputeEfficiency keys.
-constexpr std::array<Field<ComputeEfficiency>, 15> kComputeFields = {{
+constexpr std::array<Field<ComputeEfficiency>, 17> kComputeFields = {{
     {"bf16_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::bf16_gemm_efficiency},
     {"fp8_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::fp8_gemm_efficiency},
+    {"gemm_fallback_k0", kIntegerField, nullptr, &ComputeEfficiency::gemm_fallback_k0, 0},
+    {"gemm_fallback_n0", kIntegerField, nullptr, &ComputeEfficiency::gemm_fallback_n0, 0},
     {"gemm_tile_m", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_m},
     {"gemm_tile_n", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_n},
     {"gemm_tile_k", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_k},
@@ -163,6 +169,48 @@ void ReadGpuScales(const Json& scales, const std::string& source, CalibrationOve
   }
 }
 
+// "gemm_shape_scale": {"<family>_<bf16|fp8>": factor, ...}, family hopper, blackwell or other.
+void ReadGemmShapeScales(const Json& scales, const std::string& source,
+                         CalibrationOverrides& overrides) {
+  const std::string key = "gemm_shape_scale";
+  if (!scales.is_object()) {
+    Fail(source, key, fmt::format("expected an object (got {})", scales.type_name()));
+  }
+  std::vector<std::string> known;
+  for (const cost::GpuFamily family :
+       {cost::GpuFamily::kHopper, cost::GpuFamily::kBlackwell, cost::GpuFamily::kOther}) {
+    for (const cost::MathPrecision precision :
+         {cost::MathPrecision::kBf16, cost::MathPrecision::kFp8}) {
+      known.push_back(cost::GemmShapeScaleKey(family, precision));
+    }
+  }
+  for (const auto& [name, value] : scales.items()) {
+    if (std::ranges::find(known, name) == known.end()) {
+      Fail(source, key + "." + name,
+           fmt::format("unknown key (expected one of {})", fmt::join(known, ", ")));
+    }
+    if (!value.is_number() || !InRange(value.get<double>(), kThroughputScaleRange)) {
+      Fail(source, key + "." + name,
+           fmt::format("expected {} (got {})", DescribeRange(kThroughputScaleRange),
+                       QuoteJson(value)));
+    }
+    overrides.gemm_shape_scale[name] = value.get<double>();
+  }
+}
+
+cost::GemmShapeModel ReadGemmShapeModel(const Json& value, const std::string& source) {
+  if (!value.is_string()) {
+    Fail(source, "gemm_shape_model", fmt::format("expected a string (got {})", QuoteJson(value)));
+  }
+  const std::optional<cost::GemmShapeModel> model =
+      cost::GemmShapeModelFromName(value.get<std::string>());
+  if (!model) {
+    Fail(source, "gemm_shape_model",
+         fmt::format("unknown model (got {}, expected \"table\" or \"tile\")", QuoteJson(value)));
+  }
+  return *model;
+}
+
 cost::GdnBackend ReadGdnBackend(const Json& value, const std::string& source) {
   if (!value.is_string()) {
     Fail(source, "gdn_backend", fmt::format("expected a string (got {})", QuoteJson(value)));
@@ -201,9 +249,14 @@ CalibrationOverrides ParseCalibration(std::string_view text, const std::string& 
       overrides.gdn_backend = ReadGdnBackend(value, source);
     } else if (key == "gpu_throughput_scale") {
       ReadGpuScales(value, source, overrides);
+    } else if (key == "gemm_shape_scale") {
+      ReadGemmShapeScales(value, source, overrides);
+    } else if (key == "gemm_shape_model") {
+      overrides.gemm_shape_model = ReadGemmShapeModel(value, source);
     } else if (!ReadField(kComputeFields, key, value, key, source, overrides.compute)) {
       Fail(source, key,
-           fmt::format("unknown key (expected one of {}, gdn_backend, gpu_throughput_scale, links)",
+           fmt::format("unknown key (expected one of {}, gdn_backend, gemm_shape_model, "
+                       "gemm_shape_scale, gpu_throughput_scale, links)",
                        KeyList(kComputeFields)));
     }
   }
@@ -219,6 +272,8 @@ cost::ComputeEfficiency ApplyCalibration(const CalibrationOverrides& overrides,
   for (const auto& [name, scale] : overrides.gpu_throughput_scale) {
     base.gpu_throughput_scale[name] = scale;
   }
+  for (const auto& [key, scale] : overrides.gemm_shape_scale) base.gemm_shape_scale[key] = scale;
+  if (overrides.gemm_shape_model) base.gemm_shape_model = *overrides.gemm_shape_model;
   return Apply(kComputeFields, overrides.compute, base);
 }
 
