@@ -275,3 +275,79 @@ TEST(GemmEfficiencyTest, ShapedEfficiencyNeverExceedsThePeak) {
 
 }  // namespace
 }  // namespace trainscope::cost
+
+namespace trainscope::cost {
+namespace {
+
+GemmEfficiencyPoint UserPoint(GpuFamily family, MathPrecision precision, GemmPass pass,
+                              LinearShape shape, int64_t groups, double efficiency) {
+  return {.family = family,
+          .precision = precision,
+          .pass = pass,
+          .shape = shape,
+          .groups = groups,
+          .efficiency = efficiency};
+}
+
+TEST(GemmEfficiencyTest, UserPointReplacesThePublishedValueAtItsShape) {
+  // A measured 0.70 of peak at the §1.6 shape 4096 x 4096 -> 6144 (published 0.653): the GEMM
+  // reaches exactly 0.70 of 2250 TFLOP/s, whatever bf16_gemm_efficiency is.
+  ComputeEfficiency eff;
+  eff.gpu_throughput_scale.clear();
+  eff.gemm_efficiency_points = {
+      UserPoint(GpuFamily::kBlackwell, MathPrecision::kBf16, GemmPass::kForward,
+                {.tokens = 4096, .in_features = 4096, .out_features = 6144}, 1, 0.70)};
+  ExpectClose(ComputeSeconds(Gemm(4096, 6144, 4096), Gpu("B200"), eff),
+              2.0 * 4096 * 6144 * 4096 / (0.70 * 2250e12));
+  // The point is a forward measurement: the dgrad keeps the published 0.633.
+  ExpectClose(GemmShapeFactor({.m = 4096, .n = 4096, .k = 6144}, graph::OpPass::kDgrad, Gpu("B200"),
+                              eff, MathPrecision::kBf16),
+              0.633 / kB200Bf16Plateau);
+}
+
+TEST(GemmEfficiencyTest, UserPointCoversItsOctaveWhereNoTableExists) {
+  // Hopper BF16 has no table. A measured 0.80 at 8192^3 under the default plateau 0.75: factor
+  // 0.80 / 0.75 at the point and one octave away (its only neighbour). Two octaves away the
+  // fallback: 32768 x 8192 -> 256 · 64 = 16384 tiles in ceil(16384 / 132) = 125 waves.
+  ComputeEfficiency eff;
+  eff.gemm_efficiency_points = {
+      UserPoint(GpuFamily::kHopper, MathPrecision::kBf16, GemmPass::kForward,
+                {.tokens = 8192, .in_features = 8192, .out_features = 8192}, 1, 0.80)};
+  const config::GpuSpec h100 = Gpu("H100");
+  ExpectClose(GemmShapeFactor({.m = 8192, .n = 8192, .k = 8192}, graph::OpPass::kForward, h100, eff,
+                              MathPrecision::kBf16),
+              0.80 / 0.75);
+  ExpectClose(GemmShapeFactor({.m = 16384, .n = 8192, .k = 8192}, graph::OpPass::kForward, h100,
+                              eff, MathPrecision::kBf16),
+              0.80 / 0.75);
+  ExpectClose(GemmShapeFactor({.m = 32768, .n = 8192, .k = 8192}, graph::OpPass::kForward, h100,
+                              eff, MathPrecision::kBf16),
+              16384.0 / (125 * 132));
+}
+
+TEST(GemmEfficiencyTest, GroupedUserPointsAddAndReplaceRowLevels) {
+  // Blackwell FP8 has no grouped table: 8 groups x 512 rows measured at 0.40 of the FP8 peak,
+  // relative to fp8_gemm_efficiency 0.5944. Below it in proportion to the rows, above it flat.
+  ComputeEfficiency eff;
+  eff.gemm_efficiency_points = {
+      UserPoint(GpuFamily::kBlackwell, MathPrecision::kFp8, GemmPass::kForward,
+                {.tokens = 4096, .in_features = 4096, .out_features = 1536}, 8, 0.40)};
+  const config::GpuSpec b200 = Gpu("B200");
+  ExpectClose(GemmShapeFactor({.m = 4096, .n = 1536, .k = 4096, .groups = 8},
+                              graph::OpPass::kForward, b200, eff, MathPrecision::kFp8),
+              0.40 / 0.5944);
+  ExpectClose(GemmShapeFactor({.m = 2048, .n = 1536, .k = 4096, .groups = 8},
+                              graph::OpPass::kForward, b200, eff, MathPrecision::kFp8),
+              0.40 / 0.5944 / 2);
+  // On B200 BF16 a user level at 256 rows replaces the §2.4 256-row mean.
+  eff.gemm_efficiency_points = {
+      UserPoint(GpuFamily::kBlackwell, MathPrecision::kBf16, GemmPass::kForward,
+                {.tokens = 2560, .in_features = 4096, .out_features = 1536}, 10, 0.30)};
+  ExpectClose(
+      TableGroupedShapeFactor(GpuFamily::kBlackwell, MathPrecision::kBf16, GemmPass::kForward, 256,
+                              {.points = eff.gemm_efficiency_points, .plateau_efficiency = 0.75}),
+      0.30 / 0.75);
+}
+
+}  // namespace
+}  // namespace trainscope::cost

@@ -11,15 +11,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trainscope/config/hardware.h"
+#include "trainscope/cost/gemm_types.h"
 #include "trainscope/graph/op.h"
 
 namespace trainscope::cost {
-
-// Number format the GEMMs run in; it selects the tensor-core peak. Attention and fused kernels
-// always run at the BF16 peak (Transformer Engine keeps core attention in BF16).
-enum class MathPrecision { kBf16, kFp8 };
 
 // Kernel library of the Gated DeltaNet chunked delta rule (slime's --qwen-gdn-backend fla|flashqla;
 // slime's default is fla): FLA's Triton kernels or Qwen's TileLang FlashQLA kernels.
@@ -66,6 +64,9 @@ struct ComputeEfficiency {
   // Multiplies the shape factor of one GPU family and number format, keyed "<family>_<dtype>"
   // ("hopper_bf16", "blackwell_fp8", "other_bf16", ...; absent = 1); in (0, 2].
   std::map<std::string, double> gemm_shape_scale;
+  // User-measured GEMM efficiencies (calibration file); they win over the published tables at
+  // their shape and join the interpolation around it (cost/gemm_efficiency.h).
+  std::vector<GemmEfficiencyPoint> gemm_efficiency_points;
   // Fallback shape factor (where no table covers the shape): the per-tile fixed cost, in
   // elements of K and of N, of the small-K and small-N penalties. Derived from the K = 512 and
   // N = 576 rows of kernel-benchmarks.md §1.2 / §1.6 (docs/cost-model.md).

@@ -59,7 +59,7 @@ LinearShape ForwardLinearShape(const graph::GemmShape& shape, GemmPass pass) {
 }
 
 std::string GemmShapeScaleKey(GpuFamily family, MathPrecision precision) {
-  return std::string(GpuFamilyName(family)) + (precision == MathPrecision::kFp8 ? "_fp8" : "_bf16");
+  return std::string(GpuFamilyName(family)) + "_" + std::string(MathPrecisionName(precision));
 }
 
 double FallbackGemmShapeFactor(const graph::GemmShape& shape, const ComputeEfficiency& eff,
@@ -85,14 +85,18 @@ double GemmShapeFactor(const graph::GemmShape& shape, graph::OpPass pass,
   TRAINSCOPE_CHECK(scale > 0 && scale <= 2, "gemm_shape_scale must lie in (0, 2]");
   const GemmPass gemm_pass = GemmPassOf(pass);
   const LinearShape linear = ForwardLinearShape(shape, gemm_pass);
+  const UserGemmPoints user{.points = eff.gemm_efficiency_points,
+                            .plateau_efficiency = precision == MathPrecision::kFp8
+                                                      ? eff.fp8_gemm_efficiency
+                                                      : eff.bf16_gemm_efficiency};
   std::optional<double> table;
   if (shape.groups > 1) {
     const int64_t busy_groups = std::min(shape.groups, linear.tokens);
     table = TableGroupedShapeFactor(
         family, precision, gemm_pass,
-        static_cast<double>(linear.tokens) / static_cast<double>(busy_groups));
+        static_cast<double>(linear.tokens) / static_cast<double>(busy_groups), user);
   } else {
-    table = TableDenseShapeFactor(family, precision, gemm_pass, linear);
+    table = TableDenseShapeFactor(family, precision, gemm_pass, linear, user);
   }
   const double factor =
       table ? *table

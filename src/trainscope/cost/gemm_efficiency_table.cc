@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
+#include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "trainscope/error.h"
@@ -315,7 +318,34 @@ double Log2Distance(const DensePoint& point, const LinearShape& shape) {
 struct Neighbour {
   double distance = 0;
   double shape_factor = 0;
+  bool user = false;  // a calibration-file point
 };
+
+// Rows per group -> (sum of shape factors, count), ascending in rows.
+using RowLevels = std::map<double, std::pair<double, int>>;
+
+void AddToLevel(RowLevels& levels, double rows, double factor) {
+  auto& [sum, count] = levels[rows];
+  sum += factor;
+  count += 1;
+}
+
+// Below the smallest count the work falls with the rows while the tiles stay; above the largest
+// the plateau holds; in between linear in log2(rows). Precondition: levels not empty.
+double InterpolateLevels(const RowLevels& levels, double rows_per_group) {
+  const auto mean = [](const RowLevels::value_type& level) {
+    return level.second.first / level.second.second;
+  };
+  const auto& smallest = *levels.begin();
+  if (rows_per_group <= smallest.first) return mean(smallest) * rows_per_group / smallest.first;
+  const auto upper = levels.lower_bound(rows_per_group);
+  if (upper == levels.end()) return mean(*levels.rbegin());
+  if (upper->first == rows_per_group) return mean(*upper);
+  const auto lower = std::prev(upper);
+  const double t =
+      std::log2(rows_per_group / lower->first) / std::log2(upper->first / lower->first);
+  return mean(*lower) + t * (mean(*upper) - mean(*lower));
+}
 
 }  // namespace
 
@@ -325,19 +355,6 @@ GpuFamily GpuFamilyOf(config::ComputeCapability capability) {
   return GpuFamily::kOther;
 }
 
-std::string_view GpuFamilyName(GpuFamily family) {
-  switch (family) {
-    case GpuFamily::kHopper:
-      return "hopper";
-    case GpuFamily::kBlackwell:
-      return "blackwell";
-    case GpuFamily::kOther:
-      return "other";
-  }
-  TRAINSCOPE_CHECK(false, "GpuFamily without a name");
-  return {};
-}
-
 std::optional<double> DensePlateauEfficiency(GpuFamily family, MathPrecision precision) {
   const std::span<const DenseSource> sources = DenseSources(family, precision);
   if (sources.empty()) return std::nullopt;
@@ -345,36 +362,60 @@ std::optional<double> DensePlateauEfficiency(GpuFamily family, MathPrecision pre
 }
 
 std::optional<double> TableDenseShapeFactor(GpuFamily family, MathPrecision precision,
-                                            GemmPass pass, const LinearShape& shape) {
+                                            GemmPass pass, const LinearShape& shape,
+                                            const UserGemmPoints& user) {
   TRAINSCOPE_CHECK(shape.tokens >= 1 && shape.in_features >= 1 && shape.out_features >= 1,
                    "GEMM extents must be >= 1");
-  // Step 1: every point of every source as (log2 distance, value / its source's plateau).
+  // Step 1: every point of every source as (log2 distance, value / its source's plateau); the
+  // user's points of this family, precision and pass relative to the user's plateau.
   std::vector<Neighbour> neighbours;
   for (const DenseSource& source : DenseSources(family, precision)) {
     for (const DensePoint& point : source.points) {
       neighbours.push_back(
           {Log2Distance(point, shape),
-           PassValue(point.forward, point.dgrad, point.wgrad, pass) / source.plateau_efficiency});
+           PassValue(point.forward, point.dgrad, point.wgrad, pass) / source.plateau_efficiency,
+           false});
     }
   }
-  if (neighbours.empty()) return std::nullopt;
-  // Step 2: nearest first (ties by value, so the order is total); outside coverage -> nullopt.
-  std::ranges::sort(neighbours, [](const Neighbour& a, const Neighbour& b) {
-    return a.distance != b.distance ? a.distance < b.distance : a.shape_factor < b.shape_factor;
-  });
-  if (neighbours.front().distance > kCoverageRadiusLog2) return std::nullopt;
-  // Step 3: exact hits are returned as published (their mean when several sources agree on the
-  // shape); otherwise inverse-square-distance weights over the nearest points.
-  constexpr double kExactLog2 = 1e-9;
-  double weighted = 0, weights = 0;
-  for (size_t i = 0; i < neighbours.size(); ++i) {
-    if (neighbours.front().distance < kExactLog2) {
-      if (neighbours[i].distance >= kExactLog2) break;
-      weighted += neighbours[i].shape_factor;
-      weights += 1;
+  for (const GemmEfficiencyPoint& point : user.points) {
+    if (point.groups != 1 || point.family != family || point.precision != precision ||
+        point.pass != pass) {
       continue;
     }
-    if (i == kInterpolationNeighbours) break;
+    TRAINSCOPE_CHECK(user.plateau_efficiency > 0, "user plateau must be > 0");
+    const DensePoint as_dense{point.shape.tokens,
+                              point.shape.in_features,
+                              point.shape.out_features,
+                              point.efficiency,
+                              0,
+                              0};
+    neighbours.push_back(
+        {Log2Distance(as_dense, shape), point.efficiency / user.plateau_efficiency, true});
+  }
+  if (neighbours.empty()) return std::nullopt;
+  // Step 2: nearest first, user points before published ones at equal distance (then by value,
+  // so the order is total); outside coverage -> nullopt.
+  std::ranges::sort(neighbours, [](const Neighbour& a, const Neighbour& b) {
+    if (a.distance != b.distance) return a.distance < b.distance;
+    if (a.user != b.user) return a.user;
+    return a.shape_factor < b.shape_factor;
+  });
+  if (neighbours.front().distance > kCoverageRadiusLog2) return std::nullopt;
+  // Step 3: exact hits are returned as measured (their mean when several agree on the shape;
+  // the user's alone when the user measured it); otherwise inverse-square-distance weights over
+  // the nearest points.
+  constexpr double kExactLog2 = 1e-9;
+  double weighted = 0, weights = 0;
+  if (neighbours.front().distance < kExactLog2) {
+    const bool user_only = neighbours.front().user;
+    for (const Neighbour& neighbour : neighbours) {
+      if (neighbour.distance >= kExactLog2 || (user_only && !neighbour.user)) break;
+      weighted += neighbour.shape_factor;
+      weights += 1;
+    }
+    return weighted / weights;
+  }
+  for (size_t i = 0; i < neighbours.size() && i < kInterpolationNeighbours; ++i) {
     const double weight = 1 / (neighbours[i].distance * neighbours[i].distance);
     weighted += weight * neighbours[i].shape_factor;
     weights += weight;
@@ -383,39 +424,36 @@ std::optional<double> TableDenseShapeFactor(GpuFamily family, MathPrecision prec
 }
 
 std::optional<double> TableGroupedShapeFactor(GpuFamily family, MathPrecision precision,
-                                              GemmPass pass, double rows_per_group) {
+                                              GemmPass pass, double rows_per_group,
+                                              const UserGemmPoints& user) {
   TRAINSCOPE_CHECK(rows_per_group > 0, "rows per group must be > 0");
-  const std::optional<GroupedSource> source = GroupedSourceOf(family, precision);
-  if (!source) return std::nullopt;
-  // Step 1: the mean shape factor at each published row count, ascending in rows.
-  std::vector<std::pair<int64_t, std::pair<double, int>>> levels;  // rows -> (sum, count)
-  for (const GroupedPoint& point : source->points) {
-    if (pass == GemmPass::kWgrad && point.main_grad == MainGrad::kBf16) continue;
-    const double factor =
-        PassValue(point.forward, point.dgrad, point.wgrad, pass) / source->plateau_efficiency;
-    auto level = std::ranges::find(levels, point.rows_per_group,
-                                   [](const auto& entry) { return entry.first; });
-    if (level == levels.end()) {
-      levels.push_back({point.rows_per_group, {factor, 1}});
-    } else {
-      level->second.first += factor;
-      level->second.second += 1;
+  // Step 1: the mean shape factor at each row count, ascending in rows: the user's grouped
+  // points of this family, precision and pass, then the published ones at the counts the user
+  // did not measure.
+  RowLevels user_levels, levels;
+  for (const GemmEfficiencyPoint& point : user.points) {
+    if (point.groups <= 1 || point.family != family || point.precision != precision ||
+        point.pass != pass) {
+      continue;
+    }
+    TRAINSCOPE_CHECK(user.plateau_efficiency > 0, "user plateau must be > 0");
+    AddToLevel(user_levels,
+               static_cast<double>(point.shape.tokens) / static_cast<double>(point.groups),
+               point.efficiency / user.plateau_efficiency);
+  }
+  if (const std::optional<GroupedSource> source = GroupedSourceOf(family, precision)) {
+    for (const GroupedPoint& point : source->points) {
+      if (pass == GemmPass::kWgrad && point.main_grad == MainGrad::kBf16) continue;
+      const double rows = static_cast<double>(point.rows_per_group);
+      if (user_levels.contains(rows)) continue;
+      AddToLevel(
+          levels, rows,
+          PassValue(point.forward, point.dgrad, point.wgrad, pass) / source->plateau_efficiency);
     }
   }
-  std::ranges::sort(levels, {}, [](const auto& entry) { return entry.first; });
-  const auto mean = [&](size_t i) { return levels[i].second.first / levels[i].second.second; };
-  // Step 2: below the smallest count the work falls with the rows while the tiles stay; above
-  // the largest the plateau holds; in between linear in log2(rows).
-  const double smallest = static_cast<double>(levels.front().first);
-  if (rows_per_group <= smallest) return mean(0) * rows_per_group / smallest;
-  for (size_t i = 1; i < levels.size(); ++i) {
-    const double upper = static_cast<double>(levels[i].first);
-    if (rows_per_group > upper) continue;
-    const double lower = static_cast<double>(levels[i - 1].first);
-    const double t = std::log2(rows_per_group / lower) / std::log2(upper / lower);
-    return mean(i - 1) + t * (mean(i) - mean(i - 1));
-  }
-  return mean(levels.size() - 1);
+  levels.insert(user_levels.begin(), user_levels.end());
+  if (levels.empty()) return std::nullopt;
+  return InterpolateLevels(levels, rows_per_group);
 }
 
 int64_t ReferenceSmCount(config::ComputeCapability capability) {
