@@ -7,7 +7,6 @@
 #include <map>
 #include <span>
 #include <utility>
-#include <vector>
 
 #include "trainscope/error.h"
 
@@ -25,11 +24,50 @@ struct DensePoint {
   double wgrad;
 };
 
-// A set of points measured under one condition, and its large-shape plateau (same peak).
+// log2 of a point's three extents, computed at compile time.
+struct Log2Point {
+  double tokens;
+  double in_features;
+  double out_features;
+};
+
+// A set of points measured under one condition, their log2 coordinates (same order), and the
+// source's large-shape plateau (same peak).
 struct DenseSource {
   std::span<const DensePoint> points;
+  std::span<const Log2Point> log2;
   double plateau_efficiency;
 };
+
+// log2 of a positive integer at compile time: the binary exponent plus log2 of the mantissa m in
+// [1, 2), ln(m) = 2·atanh(z) = 2·(z + z³/3 + z⁵/5 + ...) with z = (m - 1) / (m + 1) <= 1/3; 30
+// terms leave an error far below one ulp.
+constexpr double Log2Of(int64_t value) {
+  constexpr double kLn2 = 0.693147180559945309417232121458176568;
+  int exponent = 0;
+  double mantissa = static_cast<double>(value);
+  while (mantissa >= 2) {
+    mantissa /= 2;
+    ++exponent;
+  }
+  const double z = (mantissa - 1) / (mantissa + 1);
+  double term = z, series = 0;
+  for (int power = 1; power < 60; power += 2) {
+    series += term / power;
+    term *= z * z;
+  }
+  return exponent + 2 * series / kLn2;
+}
+
+template <size_t N>
+constexpr std::array<Log2Point, N> Log2Points(const std::array<DensePoint, N>& points) {
+  std::array<Log2Point, N> log2{};
+  for (size_t i = 0; i < N; ++i) {
+    log2[i] = {Log2Of(points[i].tokens), Log2Of(points[i].in_features),
+               Log2Of(points[i].out_features)};
+  }
+  return log2;
+}
 
 // The wgrad accumulation buffer of a grouped measurement (kernel-benchmarks.md §2.4).
 enum class MainGrad { kUnstated, kBf16, kFp32 };
@@ -261,15 +299,20 @@ constexpr std::array<GroupedPoint, 10> kH800Fp8GroupedDeepGemm = {{
     {4, 256, 7168, 2048, MainGrad::kUnstated, 815 / kH800Fp8PeakTflops, 0, 0},
 }};
 
+constexpr auto kB200Bf16SimuMaxLog2 = Log2Points(kB200Bf16SimuMax);
+constexpr auto kSm100Bf16VllmLog2 = Log2Points(kSm100Bf16Vllm);
+constexpr auto kSm100Fp8VllmLog2 = Log2Points(kSm100Fp8Vllm);
+constexpr auto kH800Fp8DeepGemmLog2 = Log2Points(kH800Fp8DeepGemm);
+
 constexpr std::array<DenseSource, 2> kBlackwellBf16Dense = {{
-    {kB200Bf16SimuMax, kB200Bf16SimuMaxPlateau},
-    {kSm100Bf16Vllm, 1512.8 / kB200Bf16PeakTflops},
+    {kB200Bf16SimuMax, kB200Bf16SimuMaxLog2, kB200Bf16SimuMaxPlateau},
+    {kSm100Bf16Vllm, kSm100Bf16VllmLog2, 1512.8 / kB200Bf16PeakTflops},
 }};
 constexpr std::array<DenseSource, 1> kBlackwellFp8Dense = {{
-    {kSm100Fp8Vllm, 2544.7 / kB200Fp8PeakTflops},
+    {kSm100Fp8Vllm, kSm100Fp8VllmLog2, 2544.7 / kB200Fp8PeakTflops},
 }};
 constexpr std::array<DenseSource, 1> kHopperFp8Dense = {{
-    {kH800Fp8DeepGemm, kH800Fp8DeepGemmPlateau},
+    {kH800Fp8DeepGemm, kH800Fp8DeepGemmLog2, kH800Fp8DeepGemmPlateau},
 }};
 
 // The dense sources of a family and precision; the first one's plateau is the family's.
@@ -308,17 +351,79 @@ double PassValue(double forward, double dgrad, double wgrad, GemmPass pass) {
   return forward;
 }
 
-double Log2Distance(const DensePoint& point, const LinearShape& shape) {
-  const double dt = std::log2(static_cast<double>(point.tokens) / shape.tokens);
-  const double di = std::log2(static_cast<double>(point.in_features) / shape.in_features);
-  const double d_o = std::log2(static_cast<double>(point.out_features) / shape.out_features);
-  return std::sqrt(dt * dt + di * di + d_o * d_o);
+Log2Point Log2Of(const LinearShape& shape) {
+  return {std::log2(static_cast<double>(shape.tokens)),
+          std::log2(static_cast<double>(shape.in_features)),
+          std::log2(static_cast<double>(shape.out_features))};
+}
+
+double SquaredDistance(const Log2Point& a, const Log2Point& b) {
+  const double dt = a.tokens - b.tokens, di = a.in_features - b.in_features;
+  const double d_o = a.out_features - b.out_features;
+  return dt * dt + di * di + d_o * d_o;
 }
 
 struct Neighbour {
-  double distance = 0;
+  double distance_squared = 0;
   double shape_factor = 0;
   bool user = false;  // a calibration-file point
+};
+
+// Nearer first; at equal distance user points first, then by value: a total order, so the
+// result does not depend on the order the points are offered in.
+bool Precedes(const Neighbour& a, const Neighbour& b) {
+  if (a.distance_squared != b.distance_squared) return a.distance_squared < b.distance_squared;
+  if (a.user != b.user) return a.user;
+  return a.shape_factor < b.shape_factor;
+}
+
+// Squared log2 distance under which a point is the query's own shape.
+constexpr double kExactDistanceSquared = 1e-18;
+
+// The kInterpolationNeighbours nearest points offered, and the sums over the exact hits, without
+// allocating.
+class NearestPoints {
+ public:
+  void Offer(const Neighbour& candidate) {
+    if (candidate.distance_squared < kExactDistanceSquared) {
+      (candidate.user ? exact_user_ : exact_published_).Add(candidate.shape_factor);
+    }
+    if (size_ == nearest_.size() && !Precedes(candidate, nearest_.back())) return;
+    size_t i = size_ == nearest_.size() ? size_ - 1 : size_++;
+    for (; i > 0 && Precedes(candidate, nearest_[i - 1]); --i) nearest_[i] = nearest_[i - 1];
+    nearest_[i] = candidate;
+  }
+
+  // Step 3 of TableDenseShapeFactor: the exact hits (the user's alone when there are any), else
+  // inverse-square-distance weights; nullopt outside coverage.
+  [[nodiscard]] std::optional<double> Value() const {
+    if (exact_user_.count > 0) return exact_user_.Mean();
+    if (exact_published_.count > 0) return exact_published_.Mean();
+    if (size_ == 0 || nearest_[0].distance_squared > kCoverageRadiusLog2 * kCoverageRadiusLog2) {
+      return std::nullopt;
+    }
+    double weighted = 0, weights = 0;
+    for (size_t i = 0; i < size_; ++i) {
+      weighted += nearest_[i].shape_factor / nearest_[i].distance_squared;
+      weights += 1 / nearest_[i].distance_squared;
+    }
+    return weighted / weights;
+  }
+
+ private:
+  struct Sum {
+    double total = 0;
+    int count = 0;
+    void Add(double value) {
+      total += value;
+      ++count;
+    }
+    [[nodiscard]] double Mean() const { return total / count; }
+  };
+  std::array<Neighbour, kInterpolationNeighbours> nearest_{};
+  size_t size_ = 0;
+  Sum exact_user_;
+  Sum exact_published_;
 };
 
 // Rows per group -> (sum of shape factors, count), ascending in rows.
@@ -366,61 +471,31 @@ std::optional<double> TableDenseShapeFactor(GpuFamily family, MathPrecision prec
                                             const UserGemmPoints& user) {
   TRAINSCOPE_CHECK(shape.tokens >= 1 && shape.in_features >= 1 && shape.out_features >= 1,
                    "GEMM extents must be >= 1");
-  // Step 1: every point of every source as (log2 distance, value / its source's plateau); the
-  // user's points of this family, precision and pass relative to the user's plateau.
-  std::vector<Neighbour> neighbours;
+  const Log2Point query = Log2Of(shape);
+  NearestPoints nearest;
+  // Step 1: every published point as (squared log2 distance, value / its source's plateau).
   for (const DenseSource& source : DenseSources(family, precision)) {
-    for (const DensePoint& point : source.points) {
-      neighbours.push_back(
-          {Log2Distance(point, shape),
+    for (size_t i = 0; i < source.points.size(); ++i) {
+      const DensePoint& point = source.points[i];
+      nearest.Offer(
+          {SquaredDistance(source.log2[i], query),
            PassValue(point.forward, point.dgrad, point.wgrad, pass) / source.plateau_efficiency,
            false});
     }
   }
+  // Step 2: the user's dense points of this family, precision and pass, relative to the user's
+  // plateau.
   for (const GemmEfficiencyPoint& point : user.points) {
     if (point.groups != 1 || point.family != family || point.precision != precision ||
         point.pass != pass) {
       continue;
     }
     TRAINSCOPE_CHECK(user.plateau_efficiency > 0, "user plateau must be > 0");
-    const DensePoint as_dense{point.shape.tokens,
-                              point.shape.in_features,
-                              point.shape.out_features,
-                              point.efficiency,
-                              0,
-                              0};
-    neighbours.push_back(
-        {Log2Distance(as_dense, shape), point.efficiency / user.plateau_efficiency, true});
+    nearest.Offer({SquaredDistance(Log2Of(point.shape), query),
+                   point.efficiency / user.plateau_efficiency, true});
   }
-  if (neighbours.empty()) return std::nullopt;
-  // Step 2: nearest first, user points before published ones at equal distance (then by value,
-  // so the order is total); outside coverage -> nullopt.
-  std::ranges::sort(neighbours, [](const Neighbour& a, const Neighbour& b) {
-    if (a.distance != b.distance) return a.distance < b.distance;
-    if (a.user != b.user) return a.user;
-    return a.shape_factor < b.shape_factor;
-  });
-  if (neighbours.front().distance > kCoverageRadiusLog2) return std::nullopt;
-  // Step 3: exact hits are returned as measured (their mean when several agree on the shape;
-  // the user's alone when the user measured it); otherwise inverse-square-distance weights over
-  // the nearest points.
-  constexpr double kExactLog2 = 1e-9;
-  double weighted = 0, weights = 0;
-  if (neighbours.front().distance < kExactLog2) {
-    const bool user_only = neighbours.front().user;
-    for (const Neighbour& neighbour : neighbours) {
-      if (neighbour.distance >= kExactLog2 || (user_only && !neighbour.user)) break;
-      weighted += neighbour.shape_factor;
-      weights += 1;
-    }
-    return weighted / weights;
-  }
-  for (size_t i = 0; i < neighbours.size() && i < kInterpolationNeighbours; ++i) {
-    const double weight = 1 / (neighbours[i].distance * neighbours[i].distance);
-    weighted += weight * neighbours[i].shape_factor;
-    weights += weight;
-  }
-  return weighted / weights;
+  // Step 3: exact hits as measured, else interpolation, else nothing (outside coverage).
+  return nearest.Value();
 }
 
 std::optional<double> TableGroupedShapeFactor(GpuFamily family, MathPrecision precision,

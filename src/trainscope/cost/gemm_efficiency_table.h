@@ -6,6 +6,7 @@
 #ifndef TRAINSCOPE_COST_GEMM_EFFICIENCY_TABLE_H_
 #define TRAINSCOPE_COST_GEMM_EFFICIENCY_TABLE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -22,7 +23,7 @@ namespace trainscope::cost {
 // Dense interpolation: the k nearest published points (Euclidean distance over log2 of the
 // three extents) weighted by 1 / distance^2; a point at distance 0 is returned as is (the mean
 // of all such points). Outside kCoverageRadiusLog2 of every point there is no table value.
-inline constexpr int kInterpolationNeighbours = 4;
+inline constexpr std::size_t kInterpolationNeighbours = 4;
 inline constexpr double kCoverageRadiusLog2 = 1.0;
 
 // The calibration file's measured points and the plateau they are relative to (the
