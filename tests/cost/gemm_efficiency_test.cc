@@ -351,3 +351,30 @@ TEST(GemmEfficiencyTest, GroupedUserPointsAddAndReplaceRowLevels) {
 
 }  // namespace
 }  // namespace trainscope::cost
+
+namespace trainscope::cost {
+namespace {
+
+TEST(GemmEfficiencyTest, GpusWithoutATableFallBackWithTheirSmCount) {
+  // A100 (SM 8.0, 108 SMs): 4096 x 4096 x 4096 -> 32 · 32 = 1024 tiles in ceil(1024 / 108) = 10
+  // waves. L20 (SM 8.9): no SM count, no wave term, so exactly 1 at the plateau extents.
+  const graph::GemmShape shape{.m = 4096, .n = 4096, .k = 4096};
+  const ComputeEfficiency eff;
+  ExpectClose(
+      GemmShapeFactor(shape, graph::OpPass::kForward, Gpu("A100"), eff, MathPrecision::kBf16),
+      1024.0 / (10 * 108));
+  ExpectClose(
+      GemmShapeFactor(shape, graph::OpPass::kForward, Gpu("L20"), eff, MathPrecision::kBf16), 1.0);
+}
+
+TEST(GemmEfficiencyTest, EverySm100PresetUsesTheBlackwellTable) {
+  // §1.6 row "4096 | 2048 | 4096 | 0.647 | 0.636 | 0.617" on GB200 (10.0) and GB300 (10.3).
+  for (const char* name : {"GB200", "B300", "GB300"}) {
+    ExpectClose(GemmShapeFactor({.m = 4096, .n = 4096, .k = 2048}, graph::OpPass::kForward,
+                                Gpu(name), ComputeEfficiency{}, MathPrecision::kBf16),
+                0.647 / kB200Bf16Plateau);
+  }
+}
+
+}  // namespace
+}  // namespace trainscope::cost

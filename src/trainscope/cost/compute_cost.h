@@ -1,7 +1,8 @@
 // Compute cost of one kernel: a roofline over the GPU's tensor-core peak and HBM bandwidth, with
 // an efficiency per kernel class (GEMM, attention forward / backward, GDN per backend, fused) and
-// a shape-dependent GEMM efficiency (tile quantisation, per expert for grouped GEMMs). Pure
-// functions over plain values; the formulas, default constants and omissions are listed in
+// a shape-aware GEMM efficiency (published per-shape tables per GPU family, rows per expert for
+// grouped GEMMs, tile and wave quantisation elsewhere; cost/gemm_efficiency.h). Pure functions
+// over plain values; the formulas, default constants and omissions are listed in
 // docs/cost-model.md.
 #ifndef TRAINSCOPE_COST_COMPUTE_COST_H_
 #define TRAINSCOPE_COST_COMPUTE_COST_H_
