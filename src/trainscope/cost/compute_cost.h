@@ -129,8 +129,8 @@ struct ComputeEfficiency {
 inline constexpr double kTf32PerBf16Peak = 0.5;
 
 // The one place that picks an op's efficiency: the fraction of the BF16 peak (or of the FP8 peak
-// for GEMMs under kFp8) the op reaches, before tile quantisation. kGemm -> the GEMM efficiency of
-// `precision`; attention -> attention_forward/backward_efficiency; GDN -> the field of
+// for GEMMs under kFp8) the op reaches, before the GEMM shape factor. kGemm -> the GEMM efficiency
+// of `precision`; attention -> attention_forward/backward_efficiency; GDN -> the field of
 // `gdn_backend` and direction; anything else (kTorchFp32 included) -> fused_kernel_efficiency.
 [[nodiscard]] double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff,
                                       MathPrecision precision, GdnBackend gdn_backend);

@@ -12,9 +12,9 @@ namespace {
 // min(1, (x / (x + x0)) / (P / (P + x0))): a fixed per-tile cost of x0 elements (prologue,
 // epilogue) amortised over the extent x, relative to the plateau extent P.
 double SmallExtentPenalty(int64_t extent, int64_t x0) {
-  const double x = static_cast<double>(extent), half = static_cast<double>(x0);
+  const double x = static_cast<double>(extent), overhead = static_cast<double>(x0);
   const double plateau = static_cast<double>(kGemmPlateauExtent);
-  return std::min(1.0, (x / (x + half)) / (plateau / (plateau + half)));
+  return std::min(1.0, (x / (x + overhead)) / (plateau / (plateau + overhead)));
 }
 
 // Output tiles of all busy groups over full waves of `num_sms` CTAs.
