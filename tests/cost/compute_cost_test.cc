@@ -28,9 +28,12 @@ config::GpuSpec H100() {
   return *gpu;
 }
 
+// Full efficiency and the tile-only shape model: these tests check the roofline and tile
+// quantisation; the shape tables are tested in gemm_efficiency_test.cc.
 ComputeEfficiency Ideal() {
   return ComputeEfficiency{.bf16_gemm_efficiency = 1,
                            .fp8_gemm_efficiency = 1,
+                           .gemm_shape_model = GemmShapeModel::kTile,
                            .fused_kernel_efficiency = 1,
                            .memory_efficiency = 1};
 }

@@ -176,3 +176,108 @@ TEST(CalibrationFileTest, RejectsAHugeRankCount) {
 
 }  // namespace
 }  // namespace trainscope::io
+
+namespace trainscope::io {
+namespace {
+
+TEST(CalibrationFileTest, AppliesGemmShapeModelScalesAndFallbackExtents) {
+  const CalibrationOverrides overrides = ParseCalibration(
+      R"({"gemm_shape_model": "tile", "gemm_shape_scale": {"hopper_fp8": 1.1,
+          "blackwell_bf16": 0.9}, "gemm_fallback_k0": 0, "gemm_fallback_n0": 64})",
+      "cal.json");
+  cost::ComputeEfficiency base;
+  base.gemm_shape_scale = {{"other_bf16", 1.2}};
+  const cost::ComputeEfficiency applied = ApplyCalibration(overrides, base);
+  EXPECT_EQ(applied.gemm_shape_model, cost::GemmShapeModel::kTile);
+  const std::map<std::string, double> expected = {
+      {"blackwell_bf16", 0.9}, {"hopper_fp8", 1.1}, {"other_bf16", 1.2}};
+  EXPECT_EQ(applied.gemm_shape_scale, expected);
+  EXPECT_EQ(applied.gemm_fallback_k0, 0);
+  EXPECT_EQ(applied.gemm_fallback_n0, 64);
+}
+
+TEST(CalibrationFileTest, RejectsUnknownGemmShapeModel) {
+  ExpectError(R"({"gemm_shape_model": "roofline"})", "gemm_shape_model");
+  ExpectError(R"({"gemm_shape_model": true})", "gemm_shape_model");
+}
+
+TEST(CalibrationFileTest, RejectsUnknownGemmShapeScaleKey) {
+  ExpectError(R"({"gemm_shape_scale": {"hopper": 1.1}})", "gemm_shape_scale.hopper");
+  ExpectError(R"({"gemm_shape_scale": {"ampere_bf16": 1.1}})", "gemm_shape_scale.ampere_bf16");
+}
+
+TEST(CalibrationFileTest, RejectsGemmShapeScaleOutOfRange) {
+  ExpectError(R"({"gemm_shape_scale": {"hopper_bf16": 0}})", "gemm_shape_scale.hopper_bf16");
+  ExpectError(R"({"gemm_shape_scale": {"hopper_bf16": 2.5}})", "gemm_shape_scale.hopper_bf16");
+  ExpectError(R"({"gemm_shape_scale": [1]})", "gemm_shape_scale");
+}
+
+TEST(CalibrationFileTest, RejectsNegativeFallbackExtent) {
+  ExpectError(R"({"gemm_fallback_k0": -1})", "gemm_fallback_k0");
+}
+
+}  // namespace
+}  // namespace trainscope::io
+
+namespace trainscope::io {
+namespace {
+
+TEST(CalibrationFileTest, ReadsGemmEfficiencyPoints) {
+  const CalibrationOverrides overrides = ParseCalibration(
+      R"({"gemm_efficiency_points": [
+           {"family": "hopper", "dtype": "fp8", "pass": "wgrad", "tokens": 8192,
+            "in_features": 4096, "out_features": 1024, "efficiency": 0.55},
+           {"family": "blackwell", "dtype": "bf16", "pass": "forward", "tokens": 4096,
+            "in_features": 2048, "out_features": 768, "groups": 16, "efficiency": 0.3}]})",
+      "cal.json");
+  const cost::ComputeEfficiency applied = ApplyCalibration(overrides, cost::ComputeEfficiency{});
+  ASSERT_EQ(applied.gemm_efficiency_points.size(), 2u);
+  const cost::GemmEfficiencyPoint expected_first{
+      .family = cost::GpuFamily::kHopper,
+      .precision = cost::MathPrecision::kFp8,
+      .pass = cost::GemmPass::kWgrad,
+      .shape = {.tokens = 8192, .in_features = 4096, .out_features = 1024},
+      .groups = 1,
+      .efficiency = 0.55};
+  EXPECT_EQ(applied.gemm_efficiency_points[0], expected_first);
+  EXPECT_EQ(applied.gemm_efficiency_points[1].groups, 16);
+  EXPECT_EQ(applied.gemm_efficiency_points[1].family, cost::GpuFamily::kBlackwell);
+}
+
+TEST(CalibrationFileTest, RejectsGemmEfficiencyPointsThatAreNotAnArray) {
+  ExpectError(R"({"gemm_efficiency_points": {}})", "gemm_efficiency_points");
+  ExpectError(R"({"gemm_efficiency_points": [1]})", "gemm_efficiency_points[0]");
+}
+
+TEST(CalibrationFileTest, RejectsGemmEfficiencyPointWithUnknownMember) {
+  ExpectError(R"({"gemm_efficiency_points": [{"family": "hopper", "m": 1}]})",
+              "gemm_efficiency_points[0].m");
+}
+
+TEST(CalibrationFileTest, RejectsGemmEfficiencyPointWithUnknownFamily) {
+  ExpectError(R"({"gemm_efficiency_points": [{"family": "ampere", "dtype": "bf16",
+                 "pass": "forward", "tokens": 1, "in_features": 1, "out_features": 1,
+                 "efficiency": 0.5}]})",
+              "gemm_efficiency_points[0].family");
+}
+
+TEST(CalibrationFileTest, RejectsGemmEfficiencyPointWithoutTokens) {
+  ExpectError(R"({"gemm_efficiency_points": [{"family": "hopper", "dtype": "bf16",
+                 "pass": "forward", "in_features": 1, "out_features": 1,
+                 "efficiency": 0.5}]})",
+              "gemm_efficiency_points[0].tokens");
+}
+
+TEST(CalibrationFileTest, RejectsGemmEfficiencyPointOutOfRange) {
+  ExpectError(R"({"gemm_efficiency_points": [{"family": "hopper", "dtype": "bf16",
+                 "pass": "forward", "tokens": 8, "in_features": 8, "out_features": 8,
+                 "efficiency": 1.5}]})",
+              "gemm_efficiency_points[0].efficiency");
+  ExpectError(R"({"gemm_efficiency_points": [{"family": "hopper", "dtype": "bf16",
+                 "pass": "forward", "tokens": 8, "in_features": 8, "out_features": 8,
+                 "groups": 0, "efficiency": 0.5}]})",
+              "gemm_efficiency_points[0].groups");
+}
+
+}  // namespace
+}  // namespace trainscope::io

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "trainscope/cost/gemm_efficiency.h"
 #include "trainscope/error.h"
 #include "trainscope/units.h"
 
@@ -14,6 +15,11 @@ namespace {
 constexpr std::array<std::pair<std::string_view, GdnBackend>, 2> kGdnBackendNames = {{
     {"fla", GdnBackend::kFla},
     {"flashqla", GdnBackend::kFlashQla},
+}};
+
+constexpr std::array<std::pair<std::string_view, GemmShapeModel>, 2> kGemmShapeModelNames = {{
+    {"table", GemmShapeModel::kTable},
+    {"tile", GemmShapeModel::kTile},
 }};
 
 // Useful fraction of the tiles covering one axis of `extent` elements. When the axis is the sum
@@ -55,20 +61,23 @@ double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
   const auto scale_entry = eff.gpu_throughput_scale.find(gpu.name);
   const double scale = scale_entry == eff.gpu_throughput_scale.end() ? 1.0 : scale_entry->second;
   TRAINSCOPE_CHECK(scale > 0 && scale <= 2, "gpu_throughput_scale must lie in (0, 2]");
-  const double efficiency = scale * KernelEfficiency(op, eff, precision, gdn_backend);
   const KernelClass kernel_class = ClassifyKernel(op);
   if (kernel_class != KernelClass::kGemm) {
+    const double efficiency = scale * KernelEfficiency(op, eff, precision, gdn_backend);
     RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
     const double peak_fraction = kernel_class == KernelClass::kTorchFp32 ? kTf32PerBf16Peak : 1.0;
     return gpu.bf16_flops_per_second * peak_fraction * efficiency;
   }
-  const double tile_efficiency = GemmTileEfficiency(op.gemm, eff);
+  // The shape factor may exceed 1 (a shape faster than the plateau); the kernel never beats peak.
+  const double shaped =
+      std::min(1.0, KernelEfficiency(op, eff, precision, gdn_backend) *
+                        GemmShapeFactor(op.gemm, op.role.pass, gpu, eff, precision));
   if (precision == MathPrecision::kFp8) {
     RequirePositiveRate(gpu.fp8_flops_per_second, gpu, "fp8_flops_per_second");
-    return gpu.fp8_flops_per_second * efficiency * tile_efficiency;
+    return gpu.fp8_flops_per_second * scale * shaped;
   }
   RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
-  return gpu.bf16_flops_per_second * efficiency * tile_efficiency;
+  return gpu.bf16_flops_per_second * scale * shaped;
 }
 
 }  // namespace
@@ -85,6 +94,21 @@ std::string_view GdnBackendName(GdnBackend backend) {
     if (known == backend) return name;
   }
   TRAINSCOPE_CHECK(false, "GdnBackend without a name");
+  return {};
+}
+
+std::optional<GemmShapeModel> GemmShapeModelFromName(std::string_view name) {
+  for (const auto& [known, model] : kGemmShapeModelNames) {
+    if (known == name) return model;
+  }
+  return std::nullopt;
+}
+
+std::string_view GemmShapeModelName(GemmShapeModel model) {
+  for (const auto& [name, known] : kGemmShapeModelNames) {
+    if (known == model) return name;
+  }
+  TRAINSCOPE_CHECK(false, "GemmShapeModel without a name");
   return {};
 }
 

@@ -1,7 +1,8 @@
 // Compute cost of one kernel: a roofline over the GPU's tensor-core peak and HBM bandwidth, with
 // an efficiency per kernel class (GEMM, attention forward / backward, GDN per backend, fused) and
-// a shape-dependent GEMM efficiency (tile quantisation, per expert for grouped GEMMs). Pure
-// functions over plain values; the formulas, default constants and omissions are listed in
+// a shape-aware GEMM efficiency (published per-shape tables per GPU family, rows per expert for
+// grouped GEMMs, tile and wave quantisation elsewhere; cost/gemm_efficiency.h). Pure functions
+// over plain values; the formulas, default constants and omissions are listed in
 // docs/cost-model.md.
 #ifndef TRAINSCOPE_COST_COMPUTE_COST_H_
 #define TRAINSCOPE_COST_COMPUTE_COST_H_
@@ -9,16 +10,15 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "trainscope/config/hardware.h"
+#include "trainscope/cost/gemm_types.h"
 #include "trainscope/graph/op.h"
 
 namespace trainscope::cost {
-
-// Number format the GEMMs run in; it selects the tensor-core peak. Attention and fused kernels
-// always run at the BF16 peak (Transformer Engine keeps core attention in BF16).
-enum class MathPrecision { kBf16, kFp8 };
 
 // Kernel library of the Gated DeltaNet chunked delta rule (slime's --qwen-gdn-backend fla|flashqla;
 // slime's default is fla): FLA's Triton kernels or Qwen's TileLang FlashQLA kernels.
@@ -41,6 +41,15 @@ enum class KernelClass {
   kFused,              // any other compute op: fused_kernel_efficiency
 };
 
+// How a GEMM's shape scales its efficiency (cost/gemm_efficiency.h). kTable: the published
+// per-shape tables of the GPU family with the fallback formula outside them (the default); kTile:
+// tile quantisation only (the model before the tables).
+enum class GemmShapeModel { kTable, kTile };
+
+// "table" / "tile" <-> GemmShapeModel, the one table of names. nullopt for any other name.
+[[nodiscard]] std::optional<GemmShapeModel> GemmShapeModelFromName(std::string_view name);
+[[nodiscard]] std::string_view GemmShapeModelName(GemmShapeModel model);
+
 // Achieved fractions of the hardware peaks. fp8_gemm_efficiency, the attention efficiencies,
 // memory_efficiency and gpu_throughput_scale are fitted by scripts/fit_calibration to the
 // published runs of data/calibration/calibration_runs.csv (hardware parameters only; the values are
@@ -50,9 +59,22 @@ enum class KernelClass {
 // defaults come from kernel benchmarks (cited at each field). A calibration file
 // (io/calibration_file.h) can override every field.
 struct ComputeEfficiency {
-  // Fraction of the BF16 / FP8 tensor-core peak a large, tile-aligned GEMM reaches.
+  // Fraction of the BF16 / FP8 tensor-core peak a large, tile-aligned GEMM reaches: the plateau
+  // that the shape factor (cost/gemm_efficiency.h) is relative to.
   double bf16_gemm_efficiency = 0.75;
   double fp8_gemm_efficiency = 0.5944;
+  GemmShapeModel gemm_shape_model = GemmShapeModel::kTable;
+  // Multiplies the shape factor of one GPU family and number format, keyed "<family>_<dtype>"
+  // ("hopper_bf16", "blackwell_fp8", "other_bf16", ...; absent = 1); in (0, 2].
+  std::map<std::string, double> gemm_shape_scale;
+  // User-measured GEMM efficiencies (calibration file); they win over the published tables at
+  // their shape and join the interpolation around it (cost/gemm_efficiency.h).
+  std::vector<GemmEfficiencyPoint> gemm_efficiency_points;
+  // Fallback shape factor (where no table covers the shape): the per-tile fixed cost, in
+  // elements of K and of N, of the small-K and small-N penalties. Derived from the K = 512 and
+  // N = 576 rows of kernel-benchmarks.md §1.2 / §1.6 (docs/cost-model.md).
+  int64_t gemm_fallback_k0 = 256;
+  int64_t gemm_fallback_n0 = 128;
   // Output tile (m x n) and reduction step (k) of the GEMM kernel; a partial tile costs as much
   // as a full one. 128 x 128 x 64 is the common BF16 Hopper CUTLASS / cuBLASLt configuration.
   int64_t gemm_tile_m = 128;
@@ -116,8 +138,8 @@ struct ComputeEfficiency {
 inline constexpr double kTf32PerBf16Peak = 0.5;
 
 // The one place that picks an op's efficiency: the fraction of the BF16 peak (or of the FP8 peak
-// for GEMMs under kFp8) the op reaches, before tile quantisation. kGemm -> the GEMM efficiency of
-// `precision`; attention -> attention_forward/backward_efficiency; GDN -> the field of
+// for GEMMs under kFp8) the op reaches, before the GEMM shape factor. kGemm -> the GEMM efficiency
+// of `precision`; attention -> attention_forward/backward_efficiency; GDN -> the field of
 // `gdn_backend` and direction; anything else (kTorchFp32 included) -> fused_kernel_efficiency.
 [[nodiscard]] double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff,
                                       MathPrecision precision, GdnBackend gdn_backend);
@@ -139,10 +161,11 @@ inline constexpr double kTf32PerBf16Peak = 0.5;
 // Seconds one compute op takes on `gpu`: max(flops / achieved peak, bytes / achieved HBM
 // bandwidth). FP8 cast ops (KernelClass::kFp8Cast) move op.bytes, less op.fp8_columnwise_bytes
 // on a GPU with HasNonTnFp8Gemm, at fp8_cast_memory_efficiency. The achieved peak is the BF16 peak
-// (the FP8 peak for GEMMs under kFp8) times KernelEfficiency, times GemmTileEfficiency for GEMMs.
-// An op with no FLOPs and no bytes takes 0 seconds. Throws InputError when the op needs a rate the
-// GPU preset does not have (FP8 on A100). Preconditions (checked): !op.IsComm(), flops and bytes >=
-// 0, efficiencies in (0, 1].
+// (the FP8 peak for GEMMs under kFp8) times gpu_throughput_scale times KernelEfficiency, where for
+// GEMMs KernelEfficiency is first multiplied by GemmShapeFactor (cost/gemm_efficiency.h) and
+// capped at 1. An op with no FLOPs and no bytes takes 0 seconds. Throws InputError when the op
+// needs a rate the GPU preset does not have (FP8 on A100). Preconditions (checked): !op.IsComm(),
+// flops and bytes >= 0, efficiencies in (0, 1].
 [[nodiscard]] double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu,
                                     const ComputeEfficiency& eff,
                                     MathPrecision precision = MathPrecision::kBf16,

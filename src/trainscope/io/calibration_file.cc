@@ -1,14 +1,19 @@
 #include "trainscope/io/calibration_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "trainscope/config/hardware.h"
+#include "trainscope/cost/gemm_efficiency.h"
 #include "trainscope/error.h"
 #include "trainscope/io/input_ranges.h"
 #include "trainscope/io/input_text.h"
@@ -41,9 +46,11 @@ using cost::ComputeEfficiency;
 using cost::LinkEfficiency;
 
 // The one table of ComputeEfficiency keys.
-constexpr std::array<Field<ComputeEfficiency>, 16> kComputeFields = {{
+constexpr std::array<Field<ComputeEfficiency>, 18> kComputeFields = {{
     {"bf16_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::bf16_gemm_efficiency},
     {"fp8_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::fp8_gemm_efficiency},
+    {"gemm_fallback_k0", kIntegerField, nullptr, &ComputeEfficiency::gemm_fallback_k0, 0},
+    {"gemm_fallback_n0", kIntegerField, nullptr, &ComputeEfficiency::gemm_fallback_n0, 0},
     {"gemm_tile_m", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_m},
     {"gemm_tile_n", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_n},
     {"gemm_tile_k", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_k},
@@ -165,6 +172,129 @@ void ReadGpuScales(const Json& scales, const std::string& source, CalibrationOve
   }
 }
 
+// "gemm_shape_scale": {"<family>_<bf16|fp8>": factor, ...}, family hopper, blackwell or other.
+void ReadGemmShapeScales(const Json& scales, const std::string& source,
+                         CalibrationOverrides& overrides) {
+  const std::string key = "gemm_shape_scale";
+  if (!scales.is_object()) {
+    Fail(source, key, fmt::format("expected an object (got {})", scales.type_name()));
+  }
+  std::vector<std::string> known;
+  for (const cost::GpuFamily family :
+       {cost::GpuFamily::kHopper, cost::GpuFamily::kBlackwell, cost::GpuFamily::kOther}) {
+    for (const cost::MathPrecision precision :
+         {cost::MathPrecision::kBf16, cost::MathPrecision::kFp8}) {
+      known.push_back(cost::GemmShapeScaleKey(family, precision));
+    }
+  }
+  for (const auto& [name, value] : scales.items()) {
+    if (std::ranges::find(known, name) == known.end()) {
+      Fail(source, key + "." + name,
+           fmt::format("unknown key (expected one of {})", fmt::join(known, ", ")));
+    }
+    if (!value.is_number() || !InRange(value.get<double>(), kThroughputScaleRange)) {
+      Fail(source, key + "." + name,
+           fmt::format("expected {} (got {})", DescribeRange(kThroughputScaleRange),
+                       QuoteJson(value)));
+    }
+    overrides.gemm_shape_scale[name] = value.get<double>();
+  }
+}
+
+// A string member of a "gemm_efficiency_points" entry parsed through `from_name`.
+template <typename FromName>
+auto ReadPointName(const Json& entry, const std::string& member, const std::string& key,
+                   const std::string& expected, const std::string& source, FromName from_name) {
+  const std::string path = key + "." + member;
+  if (!entry.contains(member)) Fail(source, path, "missing (expected " + expected + ")");
+  const Json& value = entry.at(member);
+  const auto parsed =
+      value.is_string() ? from_name(value.get<std::string>()) : decltype(from_name("")){};
+  if (!parsed) {
+    Fail(source, path, fmt::format("expected {} (got {})", expected, QuoteJson(value)));
+  }
+  return *parsed;
+}
+
+// An integer member >= 1 (at most kMaxIntegerField); `fallback` when absent and optional.
+int64_t ReadPointExtent(const Json& entry, const std::string& member, const std::string& key,
+                        const std::string& source, std::optional<int64_t> fallback) {
+  const std::string path = key + "." + member;
+  if (!entry.contains(member)) {
+    if (fallback) return *fallback;
+    Fail(source, path, "missing (expected an integer >= 1)");
+  }
+  const Json& value = entry.at(member);
+  if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
+      (value.is_number_unsigned() && value.get<uint64_t>() > kMaxIntegerField) ||
+      value.get<int64_t>() > kMaxIntegerField) {
+    Fail(source, path,
+         fmt::format("expected an integer >= 1 and <= {} (got {})", kMaxIntegerField,
+                     QuoteJson(value)));
+  }
+  return value.get<int64_t>();
+}
+
+// "gemm_efficiency_points": [{"family", "dtype", "pass", "tokens", "in_features",
+// "out_features", "groups" (optional, 1), "efficiency"}, ...].
+void ReadGemmEfficiencyPoints(const Json& points, const std::string& source,
+                              CalibrationOverrides& overrides) {
+  const std::string key = "gemm_efficiency_points";
+  if (!points.is_array()) {
+    Fail(source, key, fmt::format("expected an array (got {})", points.type_name()));
+  }
+  constexpr std::array<std::string_view, 8> kMembers = {
+      "family", "dtype", "pass", "tokens", "in_features", "out_features", "groups", "efficiency"};
+  std::vector<cost::GemmEfficiencyPoint> parsed;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const std::string path = fmt::format("{}[{}]", key, i);
+    const Json& entry = points[i];
+    if (!entry.is_object()) {
+      Fail(source, path, fmt::format("expected an object (got {})", entry.type_name()));
+    }
+    for (const auto& [member, value] : entry.items()) {
+      if (std::ranges::find(kMembers, member) == kMembers.end()) {
+        Fail(source, path + "." + member,
+             fmt::format("unknown key (expected one of {})", fmt::join(kMembers, ", ")));
+      }
+    }
+    cost::GemmEfficiencyPoint point;
+    point.family = ReadPointName(entry, "family", path, "\"hopper\", \"blackwell\" or \"other\"",
+                                 source, cost::GpuFamilyFromName);
+    point.precision = ReadPointName(entry, "dtype", path, "\"bf16\" or \"fp8\"", source,
+                                    cost::MathPrecisionFromName);
+    point.pass = ReadPointName(entry, "pass", path, "\"forward\", \"dgrad\" or \"wgrad\"", source,
+                               cost::GemmPassFromName);
+    point.shape = {
+        .tokens = ReadPointExtent(entry, "tokens", path, source, std::nullopt),
+        .in_features = ReadPointExtent(entry, "in_features", path, source, std::nullopt),
+        .out_features = ReadPointExtent(entry, "out_features", path, source, std::nullopt)};
+    point.groups = ReadPointExtent(entry, "groups", path, source, 1);
+    const Json efficiency = entry.contains("efficiency") ? entry.at("efficiency") : Json();
+    if (!efficiency.is_number() || !InRange(efficiency.get<double>(), kEfficiencyRange)) {
+      Fail(source, path + ".efficiency",
+           fmt::format("expected {} (got {})", DescribeRange(kEfficiencyRange),
+                       QuoteJson(efficiency)));
+    }
+    point.efficiency = efficiency.get<double>();
+    parsed.push_back(point);
+  }
+  overrides.gemm_efficiency_points = std::move(parsed);
+}
+
+cost::GemmShapeModel ReadGemmShapeModel(const Json& value, const std::string& source) {
+  if (!value.is_string()) {
+    Fail(source, "gemm_shape_model", fmt::format("expected a string (got {})", QuoteJson(value)));
+  }
+  const std::optional<cost::GemmShapeModel> model =
+      cost::GemmShapeModelFromName(value.get<std::string>());
+  if (!model) {
+    Fail(source, "gemm_shape_model",
+         fmt::format("unknown model (got {}, expected \"table\" or \"tile\")", QuoteJson(value)));
+  }
+  return *model;
+}
+
 cost::GdnBackend ReadGdnBackend(const Json& value, const std::string& source) {
   if (!value.is_string()) {
     Fail(source, "gdn_backend", fmt::format("expected a string (got {})", QuoteJson(value)));
@@ -203,9 +333,16 @@ CalibrationOverrides ParseCalibration(std::string_view text, const std::string& 
       overrides.gdn_backend = ReadGdnBackend(value, source);
     } else if (key == "gpu_throughput_scale") {
       ReadGpuScales(value, source, overrides);
+    } else if (key == "gemm_shape_scale") {
+      ReadGemmShapeScales(value, source, overrides);
+    } else if (key == "gemm_efficiency_points") {
+      ReadGemmEfficiencyPoints(value, source, overrides);
+    } else if (key == "gemm_shape_model") {
+      overrides.gemm_shape_model = ReadGemmShapeModel(value, source);
     } else if (!ReadField(kComputeFields, key, value, key, source, overrides.compute)) {
       Fail(source, key,
-           fmt::format("unknown key (expected one of {}, gdn_backend, gpu_throughput_scale, links)",
+           fmt::format("unknown key (expected one of {}, gdn_backend, gemm_efficiency_points, "
+                       "gemm_shape_model, gemm_shape_scale, gpu_throughput_scale, links)",
                        KeyList(kComputeFields)));
     }
   }
@@ -220,6 +357,11 @@ cost::ComputeEfficiency ApplyCalibration(const CalibrationOverrides& overrides,
                                          cost::ComputeEfficiency base) {
   for (const auto& [name, scale] : overrides.gpu_throughput_scale) {
     base.gpu_throughput_scale[name] = scale;
+  }
+  for (const auto& [key, scale] : overrides.gemm_shape_scale) base.gemm_shape_scale[key] = scale;
+  if (overrides.gemm_shape_model) base.gemm_shape_model = *overrides.gemm_shape_model;
+  if (overrides.gemm_efficiency_points) {
+    base.gemm_efficiency_points = *overrides.gemm_efficiency_points;
   }
   return Apply(kComputeFields, overrides.compute, base);
 }
