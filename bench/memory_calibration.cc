@@ -203,10 +203,10 @@ int Run(const std::string& csv_path) {
     const double measured = *row.peak_memory_bytes;
     const bool torchtitan = IsTorchtitan(row);
     const Figure figure = FigureOf(row);
-    const double ours = static_cast<double>(ComparedBytes(
-        study::EstimateStudyMemory(study::Study{
-            .model = model, .training = assumed.training, .cluster = ClusterOf(row)}),
-        figure));
+    const double ours = static_cast<double>(
+        ComparedBytes(study::EstimateStudyMemory(study::Study{
+                          .model = model, .training = assumed.training, .cluster = ClusterOf(row)}),
+                      figure));
     const double megatron =
         static_cast<double>(cost::MegatronTheoreticalMemory(model, assumed.training).total_bytes);
     const double ours_error = ErrorPercent(ours, measured);

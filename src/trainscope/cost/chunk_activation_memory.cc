@@ -126,8 +126,7 @@ ChunkActivations ChunkActivationBytes(const LayerOpContext& c, const config::Mod
     out.moe_permute_bytes_per_micro_batch +=
         CheckedMul(KeptPermuteMapBytes(c, c.model.MtpLayerSpec(), moe_load_factor),
                    chunk.num_mtp_layers, kWhat);
-    out.logits_bytes_per_micro_batch +=
-        CheckedMul(Fp32LogitsBytes(c), chunk.num_mtp_layers, kWhat);
+    out.logits_bytes_per_micro_batch += CheckedMul(Fp32LogitsBytes(c), chunk.num_mtp_layers, kWhat);
   }
   if (chunk.has_lm_head) {
     AddPart(out, "lm_head_loss", LmHeadBytes(c), 1);

@@ -322,8 +322,8 @@ int64_t CudaGraphStaticBytes(const graph::LayerOpContext& context,
     const config::ModelChunk& chunk =
         layout.Chunk(rank.pipeline_rank, PassChunk(i, v, training.MicroBatchGroupSize()));
     for (int64_t l = 0; l < chunk.num_layers; ++l) {
-      regions += GraphedRegions(modules, context.model.layers[static_cast<size_t>(
-                                             chunk.first_layer + l)]);
+      regions +=
+          GraphedRegions(modules, context.model.layers[static_cast<size_t>(chunk.first_layer + l)]);
     }
   }
   if (regions == 0) return 0;

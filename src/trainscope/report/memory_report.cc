@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "trainscope/units.h"
@@ -95,22 +94,23 @@ bool Fits(const MemoryReportInput& input) {
 std::string RenderMemoryJson(const MemoryReportInput& input) {
   Json per_rank = Json::array();
   for (const cost::RankMemory& stage : input.estimate.stages) per_rank.push_back(StageJson(stage));
-  const Json out{{"model", input.model.name},
-                 {"gpu", input.gpu.name},
-                 {"gpu_memory_bytes", input.gpu.memory_bytes},
-                 {"max_peak_bytes", input.estimate.max_peak_bytes},
-                 {"max_peak_pp_rank", input.estimate.max_peak_pipeline_rank},
-                 {"max_allocated_bytes", MaxOver(input.estimate, &cost::RankMemory::allocated_bytes)},
-                 {"max_reserved_bytes", MaxOver(input.estimate, &cost::RankMemory::reserved_bytes)},
-                 {"max_nvidia_smi_bytes", input.estimate.max_peak_bytes},
-                 {"fits", Fits(input)},
-                 {"host_bytes_per_node", input.estimate.max_host_bytes_per_node},
-                 {"per_rank", per_rank},
-                 {"megatron_estimate",
-                  {{"weights_and_optimizer_bytes", input.megatron.weights_and_optimizer_bytes},
-                   {"activations_bytes", input.megatron.activations_bytes},
-                   {"total_bytes", input.megatron.total_bytes},
-                   {"notes", input.megatron.notes}}}};
+  const Json out{
+      {"model", input.model.name},
+      {"gpu", input.gpu.name},
+      {"gpu_memory_bytes", input.gpu.memory_bytes},
+      {"max_peak_bytes", input.estimate.max_peak_bytes},
+      {"max_peak_pp_rank", input.estimate.max_peak_pipeline_rank},
+      {"max_allocated_bytes", MaxOver(input.estimate, &cost::RankMemory::allocated_bytes)},
+      {"max_reserved_bytes", MaxOver(input.estimate, &cost::RankMemory::reserved_bytes)},
+      {"max_nvidia_smi_bytes", input.estimate.max_peak_bytes},
+      {"fits", Fits(input)},
+      {"host_bytes_per_node", input.estimate.max_host_bytes_per_node},
+      {"per_rank", per_rank},
+      {"megatron_estimate",
+       {{"weights_and_optimizer_bytes", input.megatron.weights_and_optimizer_bytes},
+        {"activations_bytes", input.megatron.activations_bytes},
+        {"total_bytes", input.megatron.total_bytes},
+        {"notes", input.megatron.notes}}}};
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
