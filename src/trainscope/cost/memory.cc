@@ -401,6 +401,28 @@ int64_t ReservedBytes(int64_t allocated_bytes, double fragmentation_fraction) {
   return RoundUp(CheckedAdd(allocated_bytes, reserve, kWhat), kAllocatorSegmentBytes);
 }
 
+// The three figures of `rank` from its categories and named terms: allocated (the model states,
+// CUDA-graph static buffers and cuBLAS workspaces, which live through both phases, plus the
+// larger of forward/backward with the activations and FSDP unit buffers and the optimizer
+// step), reserved, and nvidia-smi with the CUDA context and NCCL buffers; then buffers_bytes.
+void SetFigures(int64_t states_bytes, int64_t unit_buffer_bytes, const MemoryOverheads& overheads,
+                RankMemory& rank) {
+  const int64_t persistent = CheckedAdd(
+      states_bytes, CheckedAdd(rank.cuda_graph_bytes, rank.cublas_workspace_bytes, kWhat), kWhat);
+  const int64_t training_phase =
+      CheckedAdd(persistent, CheckedAdd(rank.activations_bytes, unit_buffer_bytes, kWhat), kWhat);
+  const int64_t step_phase = CheckedAdd(persistent, rank.optimizer_step_bytes, kWhat);
+  rank.allocated_bytes = std::max(training_phase, step_phase);
+  rank.reserved_bytes = ReservedBytes(rank.allocated_bytes, overheads.fragmentation_fraction);
+  rank.fragmentation_bytes = rank.reserved_bytes - rank.allocated_bytes;
+  rank.cuda_context_bytes = overheads.cuda_context_bytes.value_or(
+      DefaultCudaContextBytes(overheads.gpu_compute_capability_major));
+  rank.nccl_bytes = Mul(overheads.nccl_bytes_per_communicator, rank.num_communicators);
+  rank.peak_bytes = CheckedAdd(rank.reserved_bytes,
+                               CheckedAdd(rank.cuda_context_bytes, rank.nccl_bytes, kWhat), kWhat);
+  rank.buffers_bytes = rank.peak_bytes - states_bytes - rank.activations_bytes;
+}
+
 RankMemory StageMemory(const graph::LayerOpContext& context, const config::PipelineLayout& layout,
                        const config::RankMapping& mapping, const graph::StageParams& stage,
                        int64_t m, const MemoryOverheads& overheads) {
@@ -428,23 +450,9 @@ RankMemory StageMemory(const graph::LayerOpContext& context, const config::Pipel
   for (const int64_t bytes : {rank.weights_bytes, rank.grads_bytes, rank.optimizer_bytes}) {
     states_bytes = CheckedAdd(states_bytes, bytes, kWhat);
   }
-  // CUDA-graph static buffers and TE's cuBLAS workspaces live through both phases.
   rank.cuda_graph_bytes = CudaGraphStaticBytes(context, layout, rank);
   rank.cublas_workspace_bytes = CublasWorkspaceBytes(context, overheads);
-  const int64_t persistent = CheckedAdd(
-      states_bytes, CheckedAdd(rank.cuda_graph_bytes, rank.cublas_workspace_bytes, kWhat), kWhat);
-  const int64_t training_phase = CheckedAdd(
-      persistent, CheckedAdd(rank.activations_bytes, states.unit_buffer_bytes, kWhat), kWhat);
-  const int64_t step_phase = CheckedAdd(persistent, rank.optimizer_step_bytes, kWhat);
-  rank.allocated_bytes = std::max(training_phase, step_phase);
-  rank.reserved_bytes = ReservedBytes(rank.allocated_bytes, overheads.fragmentation_fraction);
-  rank.fragmentation_bytes = rank.reserved_bytes - rank.allocated_bytes;
-  rank.cuda_context_bytes = overheads.cuda_context_bytes.value_or(
-      DefaultCudaContextBytes(overheads.gpu_compute_capability_major));
-  rank.nccl_bytes = Mul(overheads.nccl_bytes_per_communicator, rank.num_communicators);
-  rank.peak_bytes = CheckedAdd(rank.reserved_bytes,
-                               CheckedAdd(rank.cuda_context_bytes, rank.nccl_bytes, kWhat), kWhat);
-  rank.buffers_bytes = rank.peak_bytes - states_bytes - rank.activations_bytes;
+  SetFigures(states_bytes, states.unit_buffer_bytes, overheads, rank);
   return rank;
 }
 

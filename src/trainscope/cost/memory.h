@@ -1,9 +1,10 @@
 // Per-rank memory estimate of one Megatron-Core training step: weights (with FP8 copies), main
 // gradients, optimizer states (with distributed-optimizer and Megatron-FSDP sharding, Megatron's
 // bucket padding and the precision-aware optimizer), activations per layer kind times the
-// micro-batches in flight, the optimizer step's transient, and fixed buffers (CUDA context, NCCL
-// communicators, allocator reserve). Pure functions returning plain values; every term, formula
-// and omission is listed in docs/memory.md.
+// micro-batches in flight, the optimizer step's transient, and the buffers (CUDA-graph static
+// inputs, cuBLAS workspaces, allocator reserve, CUDA context, NCCL communicators), reported as
+// the allocated, reserved and nvidia-smi figures with named terms. Pure functions returning
+// plain values; every term, formula and omission is listed in docs/memory.md.
 #ifndef TRAINSCOPE_COST_MEMORY_H_
 #define TRAINSCOPE_COST_MEMORY_H_
 
@@ -83,13 +84,14 @@ struct RankMemory {
   // Sum of the five categories above: device memory as nvidia-smi shows it, reserved_bytes plus
   // the CUDA context and NCCL buffers.
   int64_t peak_bytes = 0;
-  // What PyTorch's allocator sees, plus the CUDA-graph and cuBLAS workspace buffers: max over
-  // the forward/backward phase (weights + grads + optimizer + activations + FSDP unit buffers)
-  // and the optimizer step (weights + grads + optimizer + optimizer_step_bytes), i.e.
-  // torch.cuda.max_memory_allocated.
+  // What PyTorch's allocator sees (torch.cuda.max_memory_allocated): the persistent weights,
+  // grads, optimizer, CUDA-graph static buffers and cuBLAS workspaces, plus the larger of the
+  // forward/backward phase (activations + FSDP unit buffers) and the optimizer step
+  // (optimizer_step_bytes).
   int64_t allocated_bytes = 0;
-  // allocated_bytes plus the caching allocator's reserve (torch.cuda.max_memory_reserved);
-  // peak_bytes adds the CUDA context and NCCL buffers, which live outside the allocator.
+  // allocated_bytes plus the caching allocator's reserve, rounded up to its 2 MiB segments
+  // (torch.cuda.max_memory_reserved); peak_bytes adds the CUDA context and NCCL buffers, which
+  // live outside the allocator.
   int64_t reserved_bytes = 0;
   // Transient of the optimizer step: the fp32 copy of 16-bit main grads for the local shard.
   int64_t optimizer_step_bytes = 0;
