@@ -922,9 +922,10 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--scale-out-latency-us", FlagGroup::kCluster, "X",
      "latency of one inter-node step, us, 0..1e6 (default 10)"},
     {"--memory-cuda-context-gib", FlagGroup::kMemory, "X",
-     "CUDA context and workspaces, GiB, 0.001..1e6 (default 0.75)"},
+     "CUDA context outside the allocator, GiB, 0.001..1e6 (default by GPU: 0.4375 before "
+     "Hopper, 0.5 Hopper, 0.5625 Blackwell)"},
     {"--memory-nccl-mib-per-communicator", FlagGroup::kMemory, "X",
-     "NCCL buffers per communicator, MiB, 0.001..1e6 (default 128)"},
+     "NCCL buffers per communicator, MiB, 0.001..1e6 (default 147: 16 channels x 9.1875)"},
     {"--memory-fragmentation", FlagGroup::kMemory, "F",
      "allocator reserve over allocated bytes, 0.001 <= F < 1 (default 0.1)"},
     {"--moe-routing-skew", FlagGroup::kMemory, "S|contiguous=S|FILE|load=F",
