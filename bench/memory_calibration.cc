@@ -97,50 +97,20 @@ std::string Layout(const config::TrainingConfig& t) {
   return layout + fmt::format(" mbs{} s{}", t.batch.micro_batch_size, t.batch.seq_length);
 }
 
-// Which of the estimate's figures a row's measurement corresponds to: max allocated
-// (torch.cuda.max_memory_allocated, Megatron's report_memory), max reserved
-// (torch.cuda.max_memory_reserved, torchtitan's `memory:`) or device memory (nvidia-smi).
-enum class Figure { kAllocated, kReserved, kDevice };
-
-std::string_view FigureName(Figure figure) {
-  switch (figure) {
-    case Figure::kAllocated:
-      return "allocated";
-    case Figure::kReserved:
-      return "reserved";
-    case Figure::kDevice:
-      return "nvidia-smi";
-  }
-  return "";
-}
-
-// The figure a row's peak_mem_gib is, from its notes first ("peak 59.0 GiB allocated / 69.3
-// GiB reserved": the first number, allocated; "observed GPU memory" / "nvidia-smi": device
-// memory; "reserved" alone: reserved), then from its framework (torchtitan logs max reserved,
-// Megatron's report_memory max allocated).
-Figure FigureOf(const io::CalibrationRow& row) {
-  const std::string notes = bench::Lower(row.notes);
-  if (notes.find("allocated") != std::string::npos) return Figure::kAllocated;
-  if (notes.find("nvidia-smi") != std::string::npos ||
-      notes.find("observed gpu memory") != std::string::npos) {
-    return Figure::kDevice;
-  }
-  if (notes.find("reserved") != std::string::npos || IsTorchtitan(row)) return Figure::kReserved;
-  return Figure::kAllocated;
-}
+using bench::MemoryFigure;
 
 // The highest figure over the pipeline stages.
-int64_t ComparedBytes(const cost::MemoryEstimate& estimate, Figure figure) {
+int64_t ComparedBytes(const cost::MemoryEstimate& estimate, MemoryFigure figure) {
   int64_t bytes = 0;
   for (const cost::RankMemory& rank : estimate.stages) {
     switch (figure) {
-      case Figure::kAllocated:
+      case MemoryFigure::kAllocated:
         bytes = std::max(bytes, rank.allocated_bytes);
         break;
-      case Figure::kReserved:
+      case MemoryFigure::kReserved:
         bytes = std::max(bytes, rank.reserved_bytes);
         break;
-      case Figure::kDevice:
+      case MemoryFigure::kNvidiaSmi:
         bytes = std::max(bytes, rank.peak_bytes);
         break;
     }
@@ -202,7 +172,7 @@ int Run(const std::string& csv_path) {
     }
     const double measured = *row.peak_memory_bytes;
     const bool torchtitan = IsTorchtitan(row);
-    const Figure figure = FigureOf(row);
+    const MemoryFigure figure = bench::MemoryFigureOf(row);
     const double ours = static_cast<double>(
         ComparedBytes(study::EstimateStudyMemory(study::Study{
                           .model = model, .training = assumed.training, .cluster = ClusterOf(row)}),
@@ -212,7 +182,7 @@ int Run(const std::string& csv_path) {
     const double ours_error = ErrorPercent(ours, measured);
     const double megatron_error = ErrorPercent(megatron, measured);
     std::string remarks =
-        fmt::format("{}, {}", torchtitan ? "torchtitan" : "megatron", FigureName(figure));
+        fmt::format("{}, {}", torchtitan ? "torchtitan" : "megatron", bench::ToString(figure));
     for (const std::string& note : assumed.notes) remarks += "; " + note;
     std::cout << fmt::format(
         "{:<5} {:<15} {:<34} {:>8.1f} {:>8.1f} {:>+7.1f} {:>8.1f} {:>+7.1f}  {}\n", row.line,
