@@ -71,8 +71,24 @@ struct BatchConfig {
   friend bool operator==(const BatchConfig&, const BatchConfig&) = default;
 };
 
+// One stage of --pipeline-model-parallel-layout: what a (pipeline rank, virtual stage) builds,
+// in Megatron-Core's letters (pipeline_parallel_layer_layout.py parse_str_to_list): E the word
+// embedding, t a decoder layer, m an MTP layer, L the final norm, output layer and loss.
+struct LayoutStage {
+  bool embedding = false;
+  int64_t decoder_layers = 0;
+  int64_t mtp_layers = 0;
+  bool loss = false;
+  friend bool operator==(const LayoutStage&, const LayoutStage&) = default;
+};
+
 // How decoder layers are split over pipeline stages.
 struct PipelineSplit {
+  // --pipeline-model-parallel-layout: one entry per stage in Megatron's flattened order (stage
+  // k = virtual stage k / p of pipeline rank k % p); empty = not given. `layout_text` keeps the
+  // string as typed, for messages and for printing the flags back.
+  std::vector<LayoutStage> layout;
+  std::string layout_text;
   std::optional<int64_t> first_stage_layers;  // --decoder-first-pipeline-num-layers
   std::optional<int64_t> last_stage_layers;   // --decoder-last-pipeline-num-layers
   bool account_for_embedding = false;         // --account-for-embedding-in-pipeline-split

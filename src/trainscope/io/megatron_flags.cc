@@ -8,6 +8,7 @@
 #include <span>
 
 #include "trainscope/config/enum_names.h"
+#include "trainscope/config/pipeline_layout.h"
 #include "trainscope/cost/weight_sync.h"
 #include "trainscope/error.h"
 #include "trainscope/io/input_ranges.h"
@@ -233,6 +234,13 @@ std::vector<FlagSpec> ParallelFlags() {
       OptionalCount(
           {"--decoder-last-pipeline-num-layers"}, kMaxLayers,
           [](R& r) -> std::optional<int64_t>& { return r.training.split.last_stage_layers; }),
+      {{"--pipeline-model-parallel-layout"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         r.training.split.layout = config::ParsePipelineLayout(use.values.front());
+         r.training.split.layout_text = use.values.front();
+       }},
       Switch({"--account-for-embedding-in-pipeline-split"}, true,
              [](R& r) -> bool& { return r.training.split.account_for_embedding; }),
       Switch({"--account-for-loss-in-pipeline-split"}, true,
@@ -1016,6 +1024,9 @@ constexpr FlagDoc kFlagDocs[] = {
      "decoder layers on the first stage, <= 1e4"},
     {"--decoder-last-pipeline-num-layers", FlagGroup::kTraining, "N",
      "decoder layers on the last stage, <= 1e4"},
+    {"--pipeline-model-parallel-layout", FlagGroup::kTraining, "LAYOUT",
+     "layers per stage as Megatron spells it, e.g. \"Et*4|(t*4|)*14tmL\" (E embedding, t "
+     "decoder, m MTP, L loss; '|' between stages; sets v = stages/p)"},
     {"--account-for-embedding-in-pipeline-split", FlagGroup::kTraining, "",
      "the embedding counts as a layer in the split"},
     {"--account-for-loss-in-pipeline-split", FlagGroup::kTraining, "",
