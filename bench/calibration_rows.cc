@@ -258,4 +258,27 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   return {std::move(c), ""};
 }
 
+MemoryFigure MemoryFigureOf(const io::CalibrationRow& row) {
+  const std::string notes = Lower(row.notes);
+  const auto says = [&](std::string_view word) { return notes.find(word) != std::string::npos; };
+  if (says("allocated")) return MemoryFigure::kAllocated;
+  if (says("nvidia-smi") || says("observed gpu memory")) return MemoryFigure::kNvidiaSmi;
+  if (says("reserved") || row.source.find("torchtitan") != std::string::npos) {
+    return MemoryFigure::kReserved;
+  }
+  return MemoryFigure::kAllocated;
+}
+
+std::string_view ToString(MemoryFigure figure) {
+  switch (figure) {
+    case MemoryFigure::kAllocated:
+      return "allocated";
+    case MemoryFigure::kReserved:
+      return "reserved";
+    case MemoryFigure::kNvidiaSmi:
+      return "nvidia-smi";
+  }
+  return "";
+}
+
 }  // namespace trainscope::bench

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainscope/config/model_config.h"
@@ -42,6 +43,18 @@ struct CaseOrSkip {
                                                   std::vector<std::string>& assumptions);
 
 [[nodiscard]] std::string Lower(std::string_view text);
+
+// Which figure a row's peak_mem_gib is: max allocated (torch.cuda.max_memory_allocated,
+// Megatron's report_memory), max reserved (torch.cuda.max_memory_reserved, torchtitan's
+// `memory:`) or device memory (nvidia-smi).
+enum class MemoryFigure { kAllocated, kReserved, kNvidiaSmi };
+
+// The figure of a row, from its notes first ("peak 59.0 GiB allocated / 69.3 GiB reserved":
+// the first number, allocated; "nvidia-smi" or "observed GPU memory": device memory;
+// "reserved" alone: reserved), then from its source (torchtitan logs max reserved, Megatron's
+// report_memory max allocated).
+[[nodiscard]] MemoryFigure MemoryFigureOf(const io::CalibrationRow& row);
+[[nodiscard]] std::string_view ToString(MemoryFigure figure);
 
 // The preset for a published model name ("Llama3.1-405B (SFT)" -> "Llama-3.1-405B"), or nothing.
 [[nodiscard]] std::optional<std::string> PresetFor(const std::string& csv_model);

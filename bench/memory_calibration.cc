@@ -13,9 +13,12 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "calibration_rows.h"
+#include "trainscope/config/cluster.h"
+#include "trainscope/config/hardware.h"
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/megatron_memory.h"
 #include "trainscope/cost/memory.h"
@@ -75,6 +78,16 @@ Assumed BuildTraining(const config::ModelConfig& model, const io::CalibrationRow
   return assumed;
 }
 
+// The row's GPU (its compute capability selects the CUDA-context and cuBLAS-workspace
+// defaults); Hopper when the gpu column names no preset.
+config::ClusterSpec ClusterOf(const io::CalibrationRow& row) {
+  config::ClusterSpec cluster;
+  const std::optional<std::string> preset = bench::GpuPresetFor(row.gpu);
+  const std::optional<config::GpuSpec> gpu = config::FindGpu(preset.value_or("H100"));
+  if (gpu) cluster.gpu = *gpu;
+  return cluster;
+}
+
 std::string Layout(const config::TrainingConfig& t) {
   std::string layout =
       fmt::format("W{} TP{} PP{}", t.parallel.world_size, t.parallel.tensor, t.parallel.pipeline);
@@ -84,16 +97,23 @@ std::string Layout(const config::TrainingConfig& t) {
   return layout + fmt::format(" mbs{} s{}", t.batch.micro_batch_size, t.batch.seq_length);
 }
 
-// Which of the estimate's figures a row's measurement corresponds to (Megatron's report_memory
-// gives max allocated, torchtitan's memory: max reserved).
-enum class Figure { kAllocated, kReserved };
+using bench::MemoryFigure;
 
 // The highest figure over the pipeline stages.
-int64_t ComparedBytes(const cost::MemoryEstimate& estimate, Figure figure) {
+int64_t ComparedBytes(const cost::MemoryEstimate& estimate, MemoryFigure figure) {
   int64_t bytes = 0;
   for (const cost::RankMemory& rank : estimate.stages) {
-    bytes =
-        std::max(bytes, figure == Figure::kAllocated ? rank.allocated_bytes : rank.reserved_bytes);
+    switch (figure) {
+      case MemoryFigure::kAllocated:
+        bytes = std::max(bytes, rank.allocated_bytes);
+        break;
+      case MemoryFigure::kReserved:
+        bytes = std::max(bytes, rank.reserved_bytes);
+        break;
+      case MemoryFigure::kNvidiaSmi:
+        bytes = std::max(bytes, rank.peak_bytes);
+        break;
+    }
   }
   return bytes;
 }
@@ -130,8 +150,10 @@ int Run(const std::string& csv_path) {
   std::cout << fmt::format("{:<5} {:<15} {:<34} {:>8} {:>8} {:>7} {:>8} {:>7}  {}\n", "line",
                            "model", "layout", "measured", "ours", "err%", "Megatron", "err%",
                            "source / assumptions");
-  std::cout << "(GiB; Megatron rows report max allocated and are compared with ours allocated, "
-               "torchtitan rows max reserved and are compared with ours reserved)\n";
+  std::cout << "(GiB; each row is compared with the same figure it reports: allocated = "
+               "torch.cuda.max_memory_allocated, reserved = torch.cuda.max_memory_reserved, "
+               "nvidia-smi = device memory; the figure comes from the row's notes, else its "
+               "framework: torchtitan reserved, Megatron allocated)\n";
   for (const io::CalibrationRow& row : rows) {
     if (!row.peak_memory_bytes) continue;
     const std::optional<std::string> preset = bench::PresetFor(row.model);
@@ -150,14 +172,17 @@ int Run(const std::string& csv_path) {
     }
     const double measured = *row.peak_memory_bytes;
     const bool torchtitan = IsTorchtitan(row);
-    const double ours = static_cast<double>(ComparedBytes(
-        study::EstimateStudyMemory(study::Study{.model = model, .training = assumed.training}),
-        torchtitan ? Figure::kReserved : Figure::kAllocated));
+    const MemoryFigure figure = bench::MemoryFigureOf(row);
+    const double ours = static_cast<double>(
+        ComparedBytes(study::EstimateStudyMemory(study::Study{
+                          .model = model, .training = assumed.training, .cluster = ClusterOf(row)}),
+                      figure));
     const double megatron =
         static_cast<double>(cost::MegatronTheoreticalMemory(model, assumed.training).total_bytes);
     const double ours_error = ErrorPercent(ours, measured);
     const double megatron_error = ErrorPercent(megatron, measured);
-    std::string remarks = torchtitan ? "torchtitan, reserved" : "megatron, allocated";
+    std::string remarks =
+        fmt::format("{}, {}", torchtitan ? "torchtitan" : "megatron", bench::ToString(figure));
     for (const std::string& note : assumed.notes) remarks += "; " + note;
     std::cout << fmt::format(
         "{:<5} {:<15} {:<34} {:>8.1f} {:>8.1f} {:>+7.1f} {:>8.1f} {:>+7.1f}  {}\n", row.line,

@@ -271,6 +271,19 @@ TEST(CliTest, MemoryJsonHasContractKeysAndVerdict) {
   // Weights: 2 bytes per parameter held by the rank (bf16).
   EXPECT_GT(stage["weights_bytes"].get<int64_t>(), 0);
   EXPECT_TRUE(json["megatron_estimate"].contains("total_bytes"));
+  // The three figures: allocated <= reserved <= nvidia-smi, and the named terms.
+  EXPECT_LE(json["max_allocated_bytes"].get<int64_t>(), json["max_reserved_bytes"].get<int64_t>());
+  EXPECT_EQ(json["max_nvidia_smi_bytes"], json["max_peak_bytes"]);
+  EXPECT_EQ(stage["nvidia_smi_bytes"], stage["peak_bytes"]);
+  for (const char* term :
+       {"logits_bytes", "moe_permute_bytes", "cuda_graph_bytes", "cublas_workspace_bytes",
+        "fragmentation_bytes", "cuda_context_bytes", "nccl_bytes"}) {
+    EXPECT_TRUE(stage["terms"][term]["bytes"].is_number_integer()) << term;
+  }
+  EXPECT_EQ(stage["reserved_bytes"].get<int64_t>() +
+                stage["terms"]["cuda_context_bytes"]["bytes"].get<int64_t>() +
+                stage["terms"]["nccl_bytes"]["bytes"].get<int64_t>(),
+            stage["peak_bytes"].get<int64_t>());
 }
 
 TEST(CliTest, ValidateWarnsButPassesWhenTheModelDoesNotFit) {

@@ -64,6 +64,9 @@ TEST(SimulateCliTest, JsonHasTheContractKeysAndConsistentThroughput) {
   }
   EXPECT_EQ(json["stages"].size(), 2u);
   EXPECT_TRUE(json["memory"]["fits"].is_boolean());
+  EXPECT_LE(json["memory"]["allocated_bytes"].get<int64_t>(),
+            json["memory"]["reserved_bytes"].get<int64_t>());
+  EXPECT_EQ(json["memory"]["nvidia_smi_bytes"], json["memory"]["max_peak_bytes"]);
 }
 
 TEST(SimulateCliTest, UnevenSplitNamesTheBusiestStage) {

@@ -44,6 +44,7 @@ TEST(MegatronArgsTest, AcceptsMegatronLaunchArgumentsVerbatim) {
                                     "--moe-token-dispatcher-type",
                                     "alltoall",
                                     "--moe-grouped-gemm",
+                                    "--moe-permute-fusion",
                                     "--recompute-granularity",
                                     "selective",
                                     "--recompute-modules",
@@ -64,6 +65,7 @@ TEST(MegatronArgsTest, AcceptsMegatronLaunchArgumentsVerbatim) {
   EXPECT_EQ(t.batch.global_batch_size, 512);
   EXPECT_EQ(t.moe.dispatcher, config::TokenDispatcher::kAllToAll);
   EXPECT_TRUE(t.moe.grouped_gemm);
+  EXPECT_TRUE(t.moe.permute_fusion);
   EXPECT_EQ(t.recompute.granularity, config::RecomputeGranularity::kSelective);
   EXPECT_THAT(t.recompute.modules, ElementsAre("core_attn", "moe_act"));
   EXPECT_TRUE(t.data_parallel.distributed_optimizer);

@@ -125,6 +125,9 @@ enum class RouterDtype { kActivation, kFp32, kFp64 };
 struct MoeRunConfig {
   TokenDispatcher dispatcher = TokenDispatcher::kAllGather;  // Megatron's default
   bool grouped_gemm = false;
+  // --moe-permute-fusion: TE's fused permute/unpermute kernels instead of Megatron's argsort
+  // and index_select path (moe_utils.py permute); changes the saved permutation map.
+  bool permute_fusion = false;
   std::optional<double> capacity_factor;
   bool pad_expert_input_to_capacity = false;
   LoadBalancing load_balancing = LoadBalancing::kAuxLoss;

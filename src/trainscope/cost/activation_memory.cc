@@ -240,6 +240,44 @@ int64_t ExpertRows(const LayerOpContext& c, int64_t tokens, double load_factor) 
   return CheckedMul(c.training.parallel.ExpertTensor(), pairs, kWhat);
 }
 
+// The token dispatcher's permutation map that one MoE layer saves for backward
+// (NVIDIA/Megatron-LM d98e8a64 token_dispatcher.py, moe_utils.py permute/unpermute; TE
+// d0067d0d transformer_engine/pytorch/permutation.py and triton/permutation.py):
+//  - alltoall, --moe-permute-fusion: TE's row_id_map, int32 [T, 2E + 1] (make_row_id_map),
+//    saved by the permute and reused by the unpermute;
+//  - alltoall, unfused, dropless or capacity without padding: the argsort indices of the
+//    [E, T] routing map, int64 [E·T], which the probs gather `[flat_sorted]` keeps through its
+//    view, plus sorted_indices, int64 per permuted row (kept by index_select and scatter_add_);
+//  - alltoall, unfused, padded to capacity: sorted_indices and the probs indices, int64 [E·C]
+//    each;
+//  - allgather (no probs in the permute): fused TE's row_id_map over the gathered T_g = u·e·T
+//    tokens and E/e local experts, unfused sorted_indices per permuted row; both plus the bool
+//    mask the local probs' masked_select keeps, [T_g, E/e].
+// The flex dispatcher (DeepEP / HybridEP) is not modelled (0).
+int64_t PermuteMapBytes(const LayerOpContext& c, const Dims& d, double load) {
+  const config::MoeRunConfig& run = c.training.moe;
+  const int64_t experts = c.model.moe.num_experts;
+  const int64_t u = c.training.parallel.ExpertTensor();
+  if (run.dispatcher == config::TokenDispatcher::kAllToAll) {
+    const int64_t tokens = d.sp_tokens;
+    if (run.permute_fusion) return Bytes(tokens, 2 * experts + 1, kInt32Bytes);
+    const int64_t own_rows = ExpertRows(c, tokens, 1.0) / u;  // this rank's tokens, sent
+    if (run.capacity_factor && run.pad_expert_input_to_capacity) {
+      return Bytes(own_rows, 2, kInt64Bytes);
+    }
+    return Bytes(CheckedMul(tokens, experts, kWhat), 1, kInt64Bytes) +
+           Bytes(own_rows, 1, kInt64Bytes);
+  }
+  if (run.dispatcher == config::TokenDispatcher::kAllGather) {
+    const int64_t gathered = CheckedMul(u * c.training.parallel.expert, d.sp_tokens, kWhat);
+    const int64_t local_experts = experts / c.training.parallel.expert;
+    const int64_t mask = Bytes(gathered, local_experts, kBoolBytes);
+    if (run.permute_fusion) return mask + Bytes(gathered, 2 * local_experts + 1, kInt32Bytes);
+    return mask + Bytes(ExpertRows(c, d.sp_tokens, load), 1, kInt64Bytes);
+  }
+  return 0;
+}
+
 // Router, routed experts and shared expert of one MoE layer (the pre-MLP norm is separate).
 // With FP8 the expert fc1 saves the quantized permuted tokens and the shared expert's fc1 its
 // own quantized copy of the MoE input.
@@ -252,6 +290,7 @@ int64_t MoeBlockBytes(const LayerOpContext& c, const Dims& d, bool selective, do
   // Permuted probs, expert fc1 input and output (experts.py TEGroupedMLP).
   bytes += Bytes(rows, 1, RouterBytes(c)) + GemmInputBytes(c, rows, d.h);
   bytes += Bytes(rows, 2 * (moe.expert_ffn_hidden_size / u), kBf16Bytes);
+  bytes += PermuteMapBytes(c, d, load);
   if (!Drops(c, selective, "moe_act")) {
     bytes += GemmInputBytes(c, rows, moe.expert_ffn_hidden_size / u);
   }
@@ -297,6 +336,11 @@ int64_t LayerActivationBytes(const LayerOpContext& c, LayerSpec spec, double moe
 int64_t LayerActivationBytesNoRecompute(const LayerOpContext& c, LayerSpec spec,
                                         double moe_load_factor) {
   return LayerBytes(c, spec, /*selective=*/false, moe_load_factor);
+}
+
+int64_t KeptPermuteMapBytes(const LayerOpContext& c, LayerSpec spec, double moe_load_factor) {
+  if (spec.ffn != FfnKind::kMoe || Drops(c, /*selective=*/true, "moe")) return 0;
+  return PermuteMapBytes(c, MakeDims(c), moe_load_factor);
 }
 
 int64_t LayerInputBytes(const LayerOpContext& c) {

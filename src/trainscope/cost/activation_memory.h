@@ -29,6 +29,10 @@ namespace trainscope::cost::internal {
 // Transient buffers of one layer's forward or backward that are freed before the next layer.
 [[nodiscard]] int64_t LayerTransientBytes(const graph::LayerOpContext& c, config::LayerSpec spec,
                                           double moe_load_factor);
+// The part of LayerActivationBytes that is the MoE dispatcher's permutation map (0 for dense
+// layers and when selective recompute drops `moe`); docs/memory.md, "Named terms".
+[[nodiscard]] int64_t KeptPermuteMapBytes(const graph::LayerOpContext& c, config::LayerSpec spec,
+                                          double moe_load_factor);
 // The checkpointed input of a fully recomputed layer: s_c·b·h·2/t under SP (or with
 // distribute_saved_activations), else s_c·b·h·2.
 [[nodiscard]] int64_t LayerInputBytes(const graph::LayerOpContext& c);
@@ -38,6 +42,12 @@ struct ChunkActivations {
   std::vector<ActivationBreakdown> parts;  // one micro-batch; num_layers in this chunk
   int64_t bytes_per_micro_batch = 0;       // Σ parts: bytes × num_layers
   int64_t working_set_bytes = 0;           // held once while the chunk runs
+  // Named parts of the above (docs/memory.md, "Named terms"): the MoE permutation maps and the
+  // fp32 cross-entropy logits of one micro-batch, and the bf16 logits when the LM head's
+  // transient is the chunk's largest (part of working_set_bytes).
+  int64_t moe_permute_bytes_per_micro_batch = 0;
+  int64_t logits_bytes_per_micro_batch = 0;
+  int64_t logits_working_set_bytes = 0;
 };
 
 [[nodiscard]] ChunkActivations ChunkActivationBytes(const graph::LayerOpContext& c,

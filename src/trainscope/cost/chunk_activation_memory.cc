@@ -38,6 +38,13 @@ int64_t LmHeadBytes(const LayerOpContext& c) {
          Bytes(tokens, vocab, kFp32Bytes) + Bytes(tokens, 1, kBoolBytes + kInt64Bytes);
 }
 
+// The fp32 logits [S, V/t] that the vocab-parallel cross-entropy makes and keeps as its softmax
+// (cross_entropy.py calculate_logits_max casts them, exp_ and div_ work in place); part of
+// LmHeadBytes.
+int64_t Fp32LogitsBytes(const LayerOpContext& c) {
+  return Bytes(c.TokensPerRank(), c.PaddedVocab() / c.training.parallel.tensor, kFp32Bytes);
+}
+
 // The bf16 logits [S, V/t], alive next to their fp32 copy in forward and as the gradient cast
 // back to bf16 in backward.
 int64_t LmHeadTransientBytes(const LayerOpContext& c) {
@@ -88,6 +95,7 @@ int64_t AddDecoderLayers(const LayerOpContext& c, const config::ModelChunk& chun
     const bool rebuilt = recompute.FullRecomputeLayer(i);
     if (!rebuilt) {
       AddPart(out, KindName(spec), LayerActivationBytes(c, spec, load), 1);
+      out.moe_permute_bytes_per_micro_batch += KeptPermuteMapBytes(c, spec, load);
       continue;
     }
     ++num_recomputed;
@@ -115,10 +123,18 @@ ChunkActivations ChunkActivationBytes(const LayerOpContext& c, const config::Mod
     AddPart(out, "mtp", MtpLayerBytes(c, moe_load_factor), chunk.num_mtp_layers);
     transient =
         std::max(transient, LayerTransientBytes(c, c.model.MtpLayerSpec(), moe_load_factor));
+    out.moe_permute_bytes_per_micro_batch +=
+        CheckedMul(KeptPermuteMapBytes(c, c.model.MtpLayerSpec(), moe_load_factor),
+                   chunk.num_mtp_layers, kWhat);
+    out.logits_bytes_per_micro_batch += CheckedMul(Fp32LogitsBytes(c), chunk.num_mtp_layers, kWhat);
   }
   if (chunk.has_lm_head) {
     AddPart(out, "lm_head_loss", LmHeadBytes(c), 1);
-    transient = std::max(transient, LmHeadTransientBytes(c));
+    out.logits_bytes_per_micro_batch += Fp32LogitsBytes(c);
+    if (LmHeadTransientBytes(c) >= transient) {
+      transient = LmHeadTransientBytes(c);
+      out.logits_working_set_bytes = transient;
+    }
   }
   out.working_set_bytes = CheckedAdd(rebuilt, transient, kWhat);
   return out;

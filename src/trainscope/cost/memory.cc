@@ -24,6 +24,8 @@ using config::TrainingConfig;
 using graph::internal::RankParams;
 
 constexpr const char* kWhat = "memory estimate";
+// Granularity of the caching allocator's segments (kRoundLarge, kSmallBuffer).
+constexpr int64_t kAllocatorSegmentBytes = 2 * kBytesPerMiB;
 
 struct ModelStates {
   int64_t weights_bytes = 0;
@@ -221,8 +223,13 @@ int64_t InFlightPasses(const TrainingConfig& training, int64_t v, int64_t r, int
   return std::min(warmup + 1, m * v);
 }
 
+// The model chunk of forward pass i: (i mod G·v) / G (schedules.py get_model_chunk_id).
+int64_t PassChunk(int64_t i, int64_t v, int64_t group) {
+  return v == 1 ? 0 : (i % (group * v)) / group;
+}
+
 // Sums the activations of the first `passes` forward passes in schedule order; pass i runs
-// chunk (i mod G·v) / G (schedules.py get_model_chunk_id).
+// chunk PassChunk(i).
 void AddActivations(const graph::LayerOpContext& context, const config::PipelineLayout& layout,
                     int64_t m, double moe_load_factor, RankMemory& rank) {
   const int64_t v = layout.virtual_stages;
@@ -242,6 +249,10 @@ void AddActivations(const graph::LayerOpContext& context, const config::Pipeline
       }
     }
   }
+  // The chunk whose working set is held (the first with the largest).
+  const auto working = std::ranges::max_element(
+      chunks, {}, [](const internal::ChunkActivations& c) { return c.working_set_bytes; });
+  rank.logits_bytes = working->logits_working_set_bytes;
   if (context.training.forward_only) {
     // Eval mode saves nothing for backward: the working set plus one block's activations of
     // one micro-batch (the largest), alive while that block runs.
@@ -257,10 +268,79 @@ void AddActivations(const graph::LayerOpContext& context, const config::Pipeline
   const int64_t group = context.training.MicroBatchGroupSize();
   int64_t bytes = rank.activation_working_set_bytes;
   for (int64_t i = 0; i < rank.in_flight_micro_batches; ++i) {
-    const int64_t chunk = v == 1 ? 0 : (i % (group * v)) / group;
-    bytes = CheckedAdd(bytes, chunks[static_cast<size_t>(chunk)].bytes_per_micro_batch, kWhat);
+    const internal::ChunkActivations& pass = chunks[static_cast<size_t>(PassChunk(i, v, group))];
+    bytes = CheckedAdd(bytes, pass.bytes_per_micro_batch, kWhat);
+    rank.moe_permute_bytes =
+        CheckedAdd(rank.moe_permute_bytes, pass.moe_permute_bytes_per_micro_batch, kWhat);
+    rank.logits_bytes = CheckedAdd(rank.logits_bytes, pass.logits_bytes_per_micro_batch, kWhat);
   }
   rank.activations_bytes = bytes;
+}
+
+// Decoder-layer regions one per-layer CUDA graph captures (local or transformer_engine,
+// cuda_graphs.py TECudaGraphHelper / CudaGraphManager): the whole layer without modules, else
+// the mixer when `attn` (attention or GDN) or `mamba` (GDN) is captured and the FFN when `mlp`
+// (dense), `moe` or `moe_router` / `moe_preprocess` (one router graph) is; as
+// cost/launch_overhead.cc's ModuleCovers.
+int64_t GraphedRegions(const std::vector<config::CudaGraphModule>& modules,
+                       config::LayerSpec spec) {
+  if (modules.empty()) return 1;
+  const auto has = [&](config::CudaGraphModule m) { return std::ranges::count(modules, m) > 0; };
+  using M = config::CudaGraphModule;
+  const bool gdn = spec.mixer == config::MixerKind::kGatedDeltaNet;
+  const bool mixer = has(M::kAttn) || (gdn && has(M::kMamba));
+  const bool ffn = spec.ffn == config::FfnKind::kMoe
+                       ? has(M::kMoe) || has(M::kMoeRouter) || has(M::kMoePreprocess)
+                       : has(M::kMlp);
+  return (mixer ? 1 : 0) + (ffn ? 1 : 0);
+}
+
+// Static buffers of per-layer CUDA graphs (--cuda-graph-impl local | transformer_engine): each
+// graphed region's static input, the [S_sp, b, h] hidden states copied in before a replay, is
+// held per (region, pass in flight): Megatron reuses an input buffer only after that pass's
+// backward (cuda_graphs.py _get_sample_arguments). With TE >= 2.7
+// (_reuse_graph_input_output_buffers, graph.py make_graphed_callables) one static grad-output
+// buffer per signature is reused and the previous backward's grad input is released, so two
+// more [S_sp, b, h] buffers are held once. full_iteration captures the whole step, whose
+// buffers are the eager ones: 0.
+int64_t CudaGraphStaticBytes(const graph::LayerOpContext& context,
+                             const config::PipelineLayout& layout, const RankMemory& rank) {
+  const TrainingConfig& training = context.training;
+  const config::CudaGraphImpl impl = training.cuda_graph.EffectiveImpl();
+  if (impl != config::CudaGraphImpl::kLocal && impl != config::CudaGraphImpl::kTransformerEngine) {
+    return 0;
+  }
+  const std::vector<config::CudaGraphModule> modules = training.cuda_graph.EffectiveModules();
+  const int64_t tokens = context.TokensPerRank();
+  const int64_t sp_tokens =
+      context.SequenceParallel() ? CeilDiv(tokens, training.parallel.tensor) : tokens;
+  const int64_t region_bytes = Mul(Mul(sp_tokens, context.model.hidden_size), kBf16Bytes);
+  const int64_t v = layout.virtual_stages;
+  const int64_t passes = std::max<int64_t>(rank.in_flight_micro_batches, 1);
+  int64_t regions = 0;
+  for (int64_t i = 0; i < passes; ++i) {
+    const config::ModelChunk& chunk =
+        layout.Chunk(rank.pipeline_rank, PassChunk(i, v, training.MicroBatchGroupSize()));
+    for (int64_t l = 0; l < chunk.num_layers; ++l) {
+      regions +=
+          GraphedRegions(modules, context.model.layers[static_cast<size_t>(chunk.first_layer + l)]);
+    }
+  }
+  if (regions == 0) return 0;
+  const int64_t grad_buffers = training.forward_only ? 0 : 2;
+  return Mul(regions + grad_buffers, region_bytes);
+}
+
+// Transformer Engine's cuBLAS workspaces, allocated with torch.empty and cached for the process
+// (cpp_extensions/gemm.py get_cublas_workspace): one for the GEMMs, one per compute stream (4,
+// common/util/multi_stream.cpp) for grouped GEMMs (MoE with --moe-grouped-gemm), and three
+// for the userbuffers GEMMs of --tp-comm-overlap.
+int64_t CublasWorkspaceBytes(const graph::LayerOpContext& context, const MemoryOverheads& o) {
+  const TrainingConfig& training = context.training;
+  int64_t workspaces = 1;
+  if (context.model.HasMoe() && training.moe.grouped_gemm) workspaces += 4;
+  if (training.overlap.tp_comm_overlap && training.parallel.tensor > 1) workspaces += 3;
+  return Mul(workspaces, TeCublasWorkspaceBytes(o.gpu_compute_capability_major));
 }
 
 // NCCL communicators this rank creates: PyTorch initialises them lazily, so only groups of
@@ -311,6 +391,38 @@ bool KeepsTrainingStatesInForwardOnly(const TrainingConfig& training) {
   return framework == config::Framework::kSlime || framework == config::Framework::kAreal;
 }
 
+// PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp) reserves whole segments:
+// 2 MiB for small blocks (kSmallBuffer), 20 MiB for 1-10 MiB requests (kLargeBuffer) and larger
+// requests rounded up to 2 MiB (kRoundLarge); freed blocks stay cached and split blocks leave
+// unusable gaps. Modelled as reserved = RoundUp(allocated·(1 + fragmentation), 2 MiB).
+int64_t ReservedBytes(int64_t allocated_bytes, double fragmentation_fraction) {
+  const auto reserve = static_cast<int64_t>(
+      std::llround(static_cast<double>(allocated_bytes) * fragmentation_fraction));
+  return RoundUp(CheckedAdd(allocated_bytes, reserve, kWhat), kAllocatorSegmentBytes);
+}
+
+// The three figures of `rank` from its categories and named terms: allocated (the model states,
+// CUDA-graph static buffers and cuBLAS workspaces, which live through both phases, plus the
+// larger of forward/backward with the activations and FSDP unit buffers and the optimizer
+// step), reserved, and nvidia-smi with the CUDA context and NCCL buffers; then buffers_bytes.
+void SetFigures(int64_t states_bytes, int64_t unit_buffer_bytes, const MemoryOverheads& overheads,
+                RankMemory& rank) {
+  const int64_t persistent = CheckedAdd(
+      states_bytes, CheckedAdd(rank.cuda_graph_bytes, rank.cublas_workspace_bytes, kWhat), kWhat);
+  const int64_t training_phase =
+      CheckedAdd(persistent, CheckedAdd(rank.activations_bytes, unit_buffer_bytes, kWhat), kWhat);
+  const int64_t step_phase = CheckedAdd(persistent, rank.optimizer_step_bytes, kWhat);
+  rank.allocated_bytes = std::max(training_phase, step_phase);
+  rank.reserved_bytes = ReservedBytes(rank.allocated_bytes, overheads.fragmentation_fraction);
+  rank.fragmentation_bytes = rank.reserved_bytes - rank.allocated_bytes;
+  rank.cuda_context_bytes = overheads.cuda_context_bytes.value_or(
+      DefaultCudaContextBytes(overheads.gpu_compute_capability_major));
+  rank.nccl_bytes = Mul(overheads.nccl_bytes_per_communicator, rank.num_communicators);
+  rank.peak_bytes = CheckedAdd(rank.reserved_bytes,
+                               CheckedAdd(rank.cuda_context_bytes, rank.nccl_bytes, kWhat), kWhat);
+  rank.buffers_bytes = rank.peak_bytes - states_bytes - rank.activations_bytes;
+}
+
 RankMemory StageMemory(const graph::LayerOpContext& context, const config::PipelineLayout& layout,
                        const config::RankMapping& mapping, const graph::StageParams& stage,
                        int64_t m, const MemoryOverheads& overheads) {
@@ -338,22 +450,23 @@ RankMemory StageMemory(const graph::LayerOpContext& context, const config::Pipel
   for (const int64_t bytes : {rank.weights_bytes, rank.grads_bytes, rank.optimizer_bytes}) {
     states_bytes = CheckedAdd(states_bytes, bytes, kWhat);
   }
-  const int64_t training_phase = CheckedAdd(
-      states_bytes, CheckedAdd(rank.activations_bytes, states.unit_buffer_bytes, kWhat), kWhat);
-  const int64_t step_phase = CheckedAdd(states_bytes, rank.optimizer_step_bytes, kWhat);
-  rank.allocated_bytes = std::max(training_phase, step_phase);
-  const auto reserve = static_cast<int64_t>(
-      std::llround(static_cast<double>(rank.allocated_bytes) * overheads.fragmentation_fraction));
-  rank.reserved_bytes = CheckedAdd(rank.allocated_bytes, reserve, kWhat);
-  const int64_t outside_allocator =
-      CheckedAdd(overheads.cuda_context_bytes,
-                 Mul(overheads.nccl_bytes_per_communicator, rank.num_communicators), kWhat);
-  rank.peak_bytes = CheckedAdd(rank.reserved_bytes, outside_allocator, kWhat);
-  rank.buffers_bytes = rank.peak_bytes - states_bytes - rank.activations_bytes;
+  rank.cuda_graph_bytes = CudaGraphStaticBytes(context, layout, rank);
+  rank.cublas_workspace_bytes = CublasWorkspaceBytes(context, overheads);
+  SetFigures(states_bytes, states.unit_buffer_bytes, overheads, rank);
   return rank;
 }
 
 }  // namespace
+
+int64_t DefaultCudaContextBytes(int compute_capability_major) {
+  if (compute_capability_major >= 10) return 576 * kBytesPerMiB;
+  if (compute_capability_major == 9) return 512 * kBytesPerMiB;
+  return 448 * kBytesPerMiB;
+}
+
+int64_t TeCublasWorkspaceBytes(int compute_capability_major) {
+  return compute_capability_major >= 9 ? 32 * kBytesPerMiB + kBytesPerKiB : 4 * kBytesPerMiB;
+}
 
 MemoryEstimate EstimateMemory(const config::ModelConfig& model,
                               const config::TrainingConfig& training,

@@ -1,13 +1,15 @@
 // Per-rank memory estimate of one Megatron-Core training step: weights (with FP8 copies), main
 // gradients, optimizer states (with distributed-optimizer and Megatron-FSDP sharding, Megatron's
 // bucket padding and the precision-aware optimizer), activations per layer kind times the
-// micro-batches in flight, the optimizer step's transient, and fixed buffers (CUDA context, NCCL
-// communicators, allocator reserve). Pure functions returning plain values; every term, formula
-// and omission is listed in docs/memory.md.
+// micro-batches in flight, the optimizer step's transient, and the buffers (CUDA-graph static
+// inputs, cuBLAS workspaces, allocator reserve, CUDA context, NCCL communicators), reported as
+// the allocated, reserved and nvidia-smi figures with named terms. Pure functions returning
+// plain values; every term, formula and omission is listed in docs/memory.md.
 #ifndef TRAINSCOPE_COST_MEMORY_H_
 #define TRAINSCOPE_COST_MEMORY_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,17 +19,39 @@
 
 namespace trainscope::cost {
 
+// NCCL's per-connection buffers with the default sizes (NVIDIA/nccl src/init.cc
+// DEFAULT_BUFFSIZE, DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE; constants in
+// src/include/device.h): Simple 4 MiB (NCCL_BUFFSIZE), LL 8 lines x 512 threads x 8 steps x
+// 16 bytes, LL128 120 elements x 640 threads x 8 steps x 8 bytes.
+inline constexpr int64_t kNcclSimpleBufferBytes = 4 * kBytesPerMiB;
+inline constexpr int64_t kNcclLlBufferBytes = 8 * 512 * 8 * 16;
+inline constexpr int64_t kNcclLl128BufferBytes = 120 * 640 * 8 * 8;
+inline constexpr int64_t kNcclBytesPerConnection =
+    kNcclSimpleBufferBytes + kNcclLlBufferBytes + kNcclLl128BufferBytes;
+// Channels assumed per communicator: one ring receive connection per channel, 16 channels
+// (docs/memory.md, "Device memory outside the allocator").
+inline constexpr int64_t kNcclChannelsPerCommunicator = 16;
+
+// CUDA context (driver state, lazily loaded kernel modules) of one process on a GPU of compute
+// capability `major`: an assumption, not a published figure (docs/memory.md). Pre-Hopper
+// 448 MiB, Hopper 512 MiB, Blackwell and later 576 MiB.
+[[nodiscard]] int64_t DefaultCudaContextBytes(int compute_capability_major);
+// Transformer Engine's cuBLAS workspace (transformer_engine/pytorch/cpp_extensions/gemm.py,
+// get_cublas_workspace_size_bytes): 32 MiB + 1 KiB from compute capability 9, else 4 MiB.
+[[nodiscard]] int64_t TeCublasWorkspaceBytes(int compute_capability_major);
+
 // Fixed per-GPU overheads outside the model's tensors, and the MoE routing load; the CLI may
 // override each default.
 struct MemoryOverheads {
-  // CUDA context, cuBLAS/cuBLASLt and Transformer Engine workspaces and loaded kernel modules:
-  // about 0.5 GiB for the context with lazy module loading (CUDA >= 11.7) on Hopper plus a few
-  // hundred MiB of library workspaces and modules (docs/memory.md, "Buffers").
-  int64_t cuda_context_bytes = 768 * kBytesPerMiB;
-  // NCCL buffers of one communicator: with the default NCCL_BUFFSIZE of 4 MiB (Simple) plus
-  // the LL128/LL buffers, about 8-9 MiB per channel and connected peer; 16 ring channels give
-  // about 128 MiB. Communicators are created lazily, so only groups this rank uses count.
-  int64_t nccl_bytes_per_communicator = 128 * kBytesPerMiB;
+  // Compute capability major of the GPU; selects the defaults of the CUDA context and TE's
+  // cuBLAS workspace.
+  int gpu_compute_capability_major = 9;
+  // CUDA context outside PyTorch's allocator; unset = DefaultCudaContextBytes(major).
+  std::optional<int64_t> cuda_context_bytes;
+  // NCCL buffers of one communicator, allocated by NCCL outside PyTorch's allocator at the
+  // communicator's first collective: channels x (Simple + LL + LL128) buffers of one
+  // connection. Communicators are created lazily, so only groups this rank uses count.
+  int64_t nccl_bytes_per_communicator = kNcclChannelsPerCommunicator * kNcclBytesPerConnection;
   // PyTorch caching-allocator reserve (reserved − allocated) as a fraction of the allocated
   // bytes; the measured ratio in the calibration runs ranges from 3% to 21%.
   double fragmentation_fraction = 0.10;
@@ -57,13 +81,17 @@ struct RankMemory {
   // Everything else at the peak: context + NCCL + fragmentation reserve + the larger of the FSDP
   // unit buffers and (optimizer step minus activations).
   int64_t buffers_bytes = 0;
-  int64_t peak_bytes = 0;  // sum of the five categories above: device memory (nvidia-smi)
-  // What PyTorch's allocator sees: max over the forward/backward phase (weights + grads +
-  // optimizer + activations + FSDP unit buffers) and the optimizer step (weights + grads +
-  // optimizer + optimizer_step_bytes), i.e. torch.cuda.max_memory_allocated.
+  // Sum of the five categories above: device memory as nvidia-smi shows it, reserved_bytes plus
+  // the CUDA context and NCCL buffers.
+  int64_t peak_bytes = 0;
+  // What PyTorch's allocator sees (torch.cuda.max_memory_allocated): the persistent weights,
+  // grads, optimizer, CUDA-graph static buffers and cuBLAS workspaces, plus the larger of the
+  // forward/backward phase (activations + FSDP unit buffers) and the optimizer step
+  // (optimizer_step_bytes).
   int64_t allocated_bytes = 0;
-  // allocated_bytes plus the caching allocator's reserve (torch.cuda.max_memory_reserved);
-  // peak_bytes adds the CUDA context and NCCL buffers, which live outside the allocator.
+  // allocated_bytes plus the caching allocator's reserve, rounded up to its 2 MiB segments
+  // (torch.cuda.max_memory_reserved); peak_bytes adds the CUDA context and NCCL buffers, which
+  // live outside the allocator.
   int64_t reserved_bytes = 0;
   // Transient of the optimizer step: the fp32 copy of 16-bit main grads for the local shard.
   int64_t optimizer_step_bytes = 0;
@@ -72,6 +100,22 @@ struct RankMemory {
   int64_t in_flight_micro_batches = 0;
   int64_t activation_working_set_bytes = 0;  // part of activations_bytes held once, not per pass
   int64_t num_communicators = 0;             // NCCL communicators counted in buffers_bytes
+  // Named terms (docs/memory.md, "Named terms"). Parts of activations_bytes:
+  //  - the vocab-parallel cross-entropy's fp32 logits/softmax held at the peak plus the bf16
+  //    logits when the LM head sets the working set;
+  //  - the MoE dispatchers' permutation maps saved for backward.
+  int64_t logits_bytes = 0;
+  int64_t moe_permute_bytes = 0;
+  // Parts of buffers_bytes inside PyTorch's allocator (so in allocated_bytes): CUDA-graph static
+  // input and gradient buffers, and Transformer Engine's cuBLAS workspaces.
+  int64_t cuda_graph_bytes = 0;
+  int64_t cublas_workspace_bytes = 0;
+  // Parts of buffers_bytes above allocated_bytes: the caching allocator's reserve
+  // (reserved_bytes − allocated_bytes), then, outside the allocator, the CUDA context and the
+  // NCCL buffers (peak_bytes − reserved_bytes).
+  int64_t fragmentation_bytes = 0;
+  int64_t cuda_context_bytes = 0;
+  int64_t nccl_bytes = 0;
   // Pinned host memory of one rank's CPU-offloaded optimizer (--optimizer-cpu-offload): fp32
   // master, moments and grad buffer of the offloaded share; not part of peak_bytes.
   int64_t host_optimizer_bytes = 0;

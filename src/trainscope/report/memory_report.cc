@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "trainscope/units.h"
@@ -25,6 +26,8 @@ Json ActivationsJson(const cost::RankMemory& stage) {
   return out;
 }
 
+Json TermsJson(const cost::RankMemory& stage);
+
 Json StageJson(const cost::RankMemory& stage) {
   return Json{{"pp_rank", stage.pipeline_rank},
               {"num_ranks", stage.num_ranks},
@@ -39,7 +42,47 @@ Json StageJson(const cost::RankMemory& stage) {
               {"optimizer_step_bytes", stage.optimizer_step_bytes},
               {"host_optimizer_bytes", stage.host_optimizer_bytes},
               {"in_flight_micro_batches", stage.in_flight_micro_batches},
-              {"activations", ActivationsJson(stage)}};
+              {"activations", ActivationsJson(stage)},
+              {"nvidia_smi_bytes", stage.peak_bytes},
+              {"terms", TermsJson(stage)}};
+}
+
+// The named terms of docs/memory.md, each with the figure it first appears in.
+Json TermsJson(const cost::RankMemory& stage) {
+  const auto term = [](int64_t bytes, const char* part_of, const char* figure) {
+    return Json{{"bytes", bytes}, {"part_of", part_of}, {"figure", figure}};
+  };
+  return Json{
+      {"logits_bytes", term(stage.logits_bytes, "activations", "allocated")},
+      {"moe_permute_bytes", term(stage.moe_permute_bytes, "activations", "allocated")},
+      {"cuda_graph_bytes", term(stage.cuda_graph_bytes, "buffers", "allocated")},
+      {"cublas_workspace_bytes", term(stage.cublas_workspace_bytes, "buffers", "allocated")},
+      {"fragmentation_bytes", term(stage.fragmentation_bytes, "buffers", "reserved")},
+      {"cuda_context_bytes", term(stage.cuda_context_bytes, "buffers", "nvidia_smi")},
+      {"nccl_bytes", term(stage.nccl_bytes, "buffers", "nvidia_smi")}};
+}
+
+int64_t MaxOver(const cost::MemoryEstimate& estimate, int64_t cost::RankMemory::*figure) {
+  int64_t bytes = 0;
+  for (const cost::RankMemory& stage : estimate.stages) bytes = std::max(bytes, stage.*figure);
+  return bytes;
+}
+
+// The busiest rank's three figures and the named terms that make them up.
+std::string FiguresText(const cost::RankMemory& s) {
+  std::string out = fmt::format(
+      "  allocated  {:>8} GiB  torch.cuda.max_memory_allocated (Megatron's \"max allocated\")\n"
+      "             of which logits {}, MoE permutation maps {} (in activations); CUDA-graph "
+      "static buffers {}, TE cuBLAS workspaces {} (in buffers)\n",
+      Gib(s.allocated_bytes), Gib(s.logits_bytes), Gib(s.moe_permute_bytes),
+      Gib(s.cuda_graph_bytes), Gib(s.cublas_workspace_bytes));
+  out += fmt::format(
+      "  reserved   {:>8} GiB  torch.cuda.max_memory_reserved: allocated + allocator reserve {}\n",
+      Gib(s.reserved_bytes), Gib(s.fragmentation_bytes));
+  out += fmt::format(
+      "  nvidia-smi {:>8} GiB  reserved + CUDA context {} + NCCL buffers {} ({} communicators)\n",
+      Gib(s.peak_bytes), Gib(s.cuda_context_bytes), Gib(s.nccl_bytes), s.num_communicators);
+  return out;
 }
 
 }  // namespace
@@ -51,19 +94,23 @@ bool Fits(const MemoryReportInput& input) {
 std::string RenderMemoryJson(const MemoryReportInput& input) {
   Json per_rank = Json::array();
   for (const cost::RankMemory& stage : input.estimate.stages) per_rank.push_back(StageJson(stage));
-  const Json out{{"model", input.model.name},
-                 {"gpu", input.gpu.name},
-                 {"gpu_memory_bytes", input.gpu.memory_bytes},
-                 {"max_peak_bytes", input.estimate.max_peak_bytes},
-                 {"max_peak_pp_rank", input.estimate.max_peak_pipeline_rank},
-                 {"fits", Fits(input)},
-                 {"host_bytes_per_node", input.estimate.max_host_bytes_per_node},
-                 {"per_rank", per_rank},
-                 {"megatron_estimate",
-                  {{"weights_and_optimizer_bytes", input.megatron.weights_and_optimizer_bytes},
-                   {"activations_bytes", input.megatron.activations_bytes},
-                   {"total_bytes", input.megatron.total_bytes},
-                   {"notes", input.megatron.notes}}}};
+  const Json out{
+      {"model", input.model.name},
+      {"gpu", input.gpu.name},
+      {"gpu_memory_bytes", input.gpu.memory_bytes},
+      {"max_peak_bytes", input.estimate.max_peak_bytes},
+      {"max_peak_pp_rank", input.estimate.max_peak_pipeline_rank},
+      {"max_allocated_bytes", MaxOver(input.estimate, &cost::RankMemory::allocated_bytes)},
+      {"max_reserved_bytes", MaxOver(input.estimate, &cost::RankMemory::reserved_bytes)},
+      {"max_nvidia_smi_bytes", input.estimate.max_peak_bytes},
+      {"fits", Fits(input)},
+      {"host_bytes_per_node", input.estimate.max_host_bytes_per_node},
+      {"per_rank", per_rank},
+      {"megatron_estimate",
+       {{"weights_and_optimizer_bytes", input.megatron.weights_and_optimizer_bytes},
+        {"activations_bytes", input.megatron.activations_bytes},
+        {"total_bytes", input.megatron.total_bytes},
+        {"notes", input.megatron.notes}}}};
   return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -84,10 +131,7 @@ std::string RenderMemoryText(const MemoryReportInput& input) {
                      Fits(input) ? "fits" : "DOES NOT FIT");
   const cost::RankMemory& busiest =
       input.estimate.stages.at(static_cast<size_t>(input.estimate.max_peak_pipeline_rank));
-  out += fmt::format(
-      "  PyTorch max allocated {} GiB, max reserved {} GiB; the rest is the CUDA context and "
-      "NCCL buffers\n",
-      Gib(busiest.allocated_bytes), Gib(busiest.reserved_bytes));
+  out += FiguresText(busiest);
   if (input.estimate.max_host_bytes_per_node > 0) {
     out += fmt::format(
         "  CPU-offloaded optimizer: {} GiB pinned host memory per rank, {} GiB per node\n",

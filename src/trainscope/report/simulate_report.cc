@@ -34,6 +34,11 @@ bool Fits(const study::Study& study, const study::StudyResult& result) {
   return result.memory.max_peak_bytes <= study.cluster.gpu.memory_bytes;
 }
 
+// The pipeline stage with the highest nvidia-smi peak.
+const cost::RankMemory& Busiest(const study::StudyResult& result) {
+  return result.memory.stages.at(static_cast<size_t>(result.memory.max_peak_pipeline_rank));
+}
+
 // The GDN kernel backend's name, or "" for models without Gated DeltaNet layers.
 std::string GdnBackend(const study::Study& study) {
   return study.model.HasGdn() ? std::string(cost::GdnBackendName(study.gdn_backend))
@@ -158,6 +163,9 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
            {"memory",
             {{"max_peak_bytes", result.memory.max_peak_bytes},
              {"max_peak_pp_rank", result.memory.max_peak_pipeline_rank},
+             {"allocated_bytes", Busiest(result).allocated_bytes},
+             {"reserved_bytes", Busiest(result).reserved_bytes},
+             {"nvidia_smi_bytes", Busiest(result).peak_bytes},
              {"gpu_memory_bytes", cluster.gpu.memory_bytes},
              {"fits", Fits(study, result)}}}};
   if (const std::string backend = GdnBackend(study); !backend.empty()) out["gdn_backend"] = backend;
@@ -287,6 +295,11 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
   out += fmt::format("\nMemory: peak {} on pipeline stage {} of {} usable: {}\n",
                      Gib(result.memory.max_peak_bytes), result.memory.max_peak_pipeline_rank,
                      Gib(cluster.gpu.memory_bytes), Fits(study, result) ? "fits" : "does NOT fit");
+  const cost::RankMemory& busiest = Busiest(result);
+  out += fmt::format(
+      "  allocated {} (torch.cuda.max_memory_allocated), reserved {} "
+      "(torch.cuda.max_memory_reserved), nvidia-smi {} (+ CUDA context and NCCL buffers)\n",
+      Gib(busiest.allocated_bytes), Gib(busiest.reserved_bytes), Gib(busiest.peak_bytes));
   return out;
 }
 

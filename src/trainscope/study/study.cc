@@ -132,6 +132,7 @@ double MoeLoadFactor(const Study& study) {
 cost::MemoryOverheads MemoryOverheads(const Study& study) {
   cost::MemoryOverheads overheads = study.memory_overheads;
   overheads.moe_load_factor = MoeLoadFactor(study);
+  overheads.gpu_compute_capability_major = study.cluster.gpu.compute_capability.major;
   return overheads;
 }
 
