@@ -50,6 +50,27 @@ std::optional<config::Fp8Recipe> Fp8RecipeOf(const std::string& precision_lower)
   return config::Fp8Recipe::kDelayed;
 }
 
+// The fabric a row's source, gpu or notes columns name: "RoCE" (torchtitan's Grand Teton rows,
+// the Llama 3 paper), "EFA" (AWS runs); nothing else.
+// Whole words only, so "default" does not name EFA.
+bool ContainsWord(const std::string& haystack, std::string_view word) {
+  for (size_t at = haystack.find(word); at != std::string::npos; at = haystack.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    const bool starts = at == 0 || !std::isalpha(static_cast<unsigned char>(haystack[at - 1]));
+    const bool ends =
+        end == haystack.size() || !std::isalpha(static_cast<unsigned char>(haystack[end]));
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+std::optional<config::ScaleOutFabric> FabricOf(const std::string& notes) {
+  const std::string lower = Lower(notes);
+  if (ContainsWord(lower, "roce")) return config::ScaleOutFabric::kRoce;
+  if (ContainsWord(lower, "efa")) return config::ScaleOutFabric::kEfa;
+  return std::nullopt;
+}
+
 void SetRecompute(const std::string& notes_lower, config::RecomputeConfig& recompute,
                   std::vector<std::string>& assumptions) {
   if (Contains(notes_lower, "full ac") || Contains(notes_lower, "full recompute")) {
@@ -218,6 +239,11 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   c.preset = *preset;
   c.gpu = *gpu;
   c.source_family = SourceFamily(row.source);
+  c.scale_out_fabric = FabricOf(row.source + " " + row.gpu + " " + row.notes);
+  if (c.scale_out_fabric) {
+    c.assumptions.push_back("scale-out fabric " + config::ToString(*c.scale_out_fabric) +
+                            " from the notes");
+  }
   c.model = io::LoadPreset(*preset);
   if (!row.gbs && !NumberAfter(row.notes, "LBS")) return {std::nullopt, "no global batch size"};
   c.training = BaseTraining(c.model, row, c.assumptions);

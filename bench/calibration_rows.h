@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/config/cluster.h"
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/io/calibration_csv.h"
@@ -23,6 +24,8 @@ struct CalibrationCase {
   config::TrainingConfig training;
   std::vector<std::string> assumptions;  // what was assumed for this row
   std::string source_family;             // "megatron-bridge", "nemo", "torchtitan", ...
+  // The scale-out fabric the row names ("RoCE", "EFA" in the notes); nothing = the GPU's default.
+  std::optional<config::ScaleOutFabric> scale_out_fabric;
 };
 
 // The case a row describes, or the reason it cannot be expressed (no preset for the model or
