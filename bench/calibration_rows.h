@@ -24,6 +24,10 @@ struct CalibrationCase {
   config::TrainingConfig training;
   std::vector<std::string> assumptions;  // what was assumed for this row
   std::string source_family;             // "megatron-bridge", "nemo", "torchtitan", ...
+  // The source's FLOPs per token over Megatron's (num_floating_point_operations, no recompute):
+  // 4/3 for Narayanan et al. 2021, whose formula counts the recomputed forward pass. Used only to
+  // turn a TFLOP/s-only row into tokens/s.
+  double source_flops_factor = 1.0;
   // The scale-out fabric the row names ("RoCE", "EFA" in the notes); nothing = the GPU's default.
   std::optional<config::ScaleOutFabric> scale_out_fabric;
 };

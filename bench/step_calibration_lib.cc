@@ -48,9 +48,9 @@ CaseSet LoadCases(const std::string& csv_path, bool with_tflops_rows) {
         // Only TFLOP/s published (Megatron-LM's MoE recipes): tokens/s through Megatron's FLOPs
         // per token for this layout (num_floating_point_operations).
         const sim::StepMetrics unit = sim::ComputeStepMetrics(c.model, c.training, 1.0, 1.0);
-        c.row.tokens_per_second_per_gpu = *c.row.flops_per_second_per_gpu *
-                                          unit.tokens_per_second_per_gpu /
-                                          unit.model_flops_per_second_per_gpu;
+        c.row.tokens_per_second_per_gpu =
+            *c.row.flops_per_second_per_gpu * unit.tokens_per_second_per_gpu /
+            (unit.model_flops_per_second_per_gpu * c.source_flops_factor);
         c.assumptions.push_back("tokens/s from TFLOP/s by Megatron's FLOPs per token");
       }
       set.cases.push_back(std::move(c));
