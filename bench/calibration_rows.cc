@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "bridge_recipes.h"
 #include "trainscope/config/hardware.h"
+#include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/validate.h"
 #include "trainscope/error.h"
 #include "trainscope/io/hf_config_loader.h"
@@ -165,6 +167,14 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.split.account_for_embedding = true;
     t.split.account_for_loss = true;
     assumptions.push_back("account for embedding+loss in the split");
+  } else if (const std::optional<std::string> layout = BridgeMlaPipelineLayout(model, chunks);
+             model.NumLayers() % chunks != 0 && layout &&
+             SourceFamily(row.source) == "megatron-bridge") {
+    // Megatron-Bridge's DeepSeek-V3 / Kimi-K2 recipes place the 61 layers with
+    // --pipeline-model-parallel-layout.
+    t.split.layout = config::ParsePipelineLayout(*layout);
+    t.split.layout_text = *layout;
+    assumptions.push_back(fmt::format("Megatron-Bridge pipeline layout {}", *layout));
   } else if (model.NumLayers() % chunks != 0 && (model.family != config::ModelFamily::kDeepSeekV3 ||
                                                  !UnevenSplit(model.NumLayers(), t, assumptions))) {
     t.split.account_for_embedding = true;  // rejected by C15, reported as the skip reason
@@ -283,6 +293,11 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   if (const std::optional<config::Fp8Recipe> recipe = Fp8RecipeOf(precision)) {
     t.precision.fp8 = config::Fp8Format::kHybrid;
     t.precision.fp8_recipe = *recipe;
+  }
+  if (c.source_family == "megatron-bridge") {
+    for (std::string& setting : ApplyBridgeRecipe(c.preset, c.gpu, precision, t)) {
+      c.assumptions.push_back(std::move(setting));
+    }
   }
   const config::ValidationResult result = config::Validate(c.model, t);
   if (!result.ok()) {

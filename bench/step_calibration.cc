@@ -22,11 +22,19 @@
 #include <vector>
 
 #include "step_calibration_lib.h"
+#include "trainscope/config/enum_names.h"
 #include "trainscope/error.h"
 #include "trainscope/io/calibration_file.h"
 
 namespace trainscope {
 namespace {
+
+// "bf16", or "fp8 <recipe>" as the row runs (bench/calibration_rows.cc maps the labels).
+std::string PrecisionOf(const bench::CalibrationCase& c) {
+  const config::PrecisionConfig& p = c.training.precision;
+  if (p.fp8 == config::Fp8Format::kNone) return "bf16";
+  return "fp8 " + config::NameOf(config::kFp8RecipeNames, p.fp8_recipe);
+}
 
 std::string Layout(const config::TrainingConfig& t) {
   const config::ParallelSizes& p = t.parallel;
@@ -183,6 +191,13 @@ int Run(int argc, char** argv) {
   }
   for (const auto& [dispatcher, rows] : by_dispatcher) {
     fmt::print("  {:<16} {:5.1f}% over {} rows\n", "dispatcher " + dispatcher,
+               100 * bench::MeanAbsoluteError(rows), rows.size());
+  }
+  std::map<std::string, std::vector<bench::RowResult>> by_precision;
+  for (const bench::RowResult& r : results)
+    by_precision[PrecisionOf(*r.calibration_case)].push_back(r);
+  for (const auto& [precision, rows] : by_precision) {
+    fmt::print("  {:<16} {:5.1f}% over {} rows\n", "precision " + precision,
                100 * bench::MeanAbsoluteError(rows), rows.size());
   }
   if (flops_rows > 0) {

@@ -120,6 +120,11 @@ report::ComparedLayout Compare(const io::CliRequest& request, const config::Mode
 void CheckRequest(const io::CliRequest& request) {
   RejectDynamicBatching(request);
   if (!request.world_size_given) throw UsageError("plan needs --num-gpus N");
+  if (!request.training.split.layout.empty()) {
+    throw UsageError(
+        "plan: --pipeline-model-parallel-layout fixes one pipeline split, and the planner "
+        "searches the splits itself (drop the flag)");
+  }
   if (!request.training.batch.global_batch_size) {
     throw UsageError("plan needs --global-batch-size (--gbs)");
   }

@@ -113,6 +113,10 @@ study::RlOptions RlOptionsOf(const io::CliRequest& request, const config::ModelC
   options.ref_log_probs = flags.use_kl_loss || flags.kl_coef != 0;
   options.old_log_probs = !flags.use_rollout_logprobs;
   options.async = flags.async;
+  options.training = study::RlTraining{.framework = request.training.framework.framework,
+                                       .ppo_n_minibatches = flags.ppo_n_minibatches,
+                                       .ppo_mini_batch_size = flags.ppo_mini_batch_size,
+                                       .ppo_epochs = flags.ppo_epochs};
   return options;
 }
 

@@ -120,6 +120,27 @@ TEST(SimulateCliTest, TextReportsLaunchOverheadPerStage) {
   EXPECT_THAT(outcome.out, HasSubstr("launch  exposed comm"));
 }
 
+// FP8 adds its cast / amax / scale ops (docs/cost-model.md, "FP8 overhead kernels"): reported
+// as fp8_overhead_s (0 for BF16), a part of compute plus launch overhead, on every stage. Without
+// the FP8 weight cache each micro-batch casts the weights again, so the overhead grows.
+TEST(SimulateCliTest, Fp8OverheadIsReportedPerStageAndGrowsWithoutTheWeightCache) {
+  const Json bf16 = SimulateJson(kDense8b);
+  EXPECT_EQ(bf16["breakdown"]["fp8_overhead_s"].get<double>(), 0);
+  const std::string fp8 = std::string(kDense8b) + " --fp8-format hybrid --fp8-recipe tensorwise";
+  const Json cached = SimulateJson(fp8);
+  const Json& b = cached["breakdown"];
+  EXPECT_GT(b["fp8_overhead_s"].get<double>(), 0);
+  EXPECT_LT(b["fp8_overhead_s"].get<double>(),
+            b["compute_total_s"].get<double>() + b["launch_overhead_s"].get<double>());
+  for (const Json& stage : cached["stages"]) EXPECT_GT(stage["fp8_overhead_s"].get<double>(), 0);
+  const Json uncached = SimulateJson(fp8 + " --disable-parameter-transpose-cache");
+  EXPECT_GT(uncached["breakdown"]["fp8_overhead_s"].get<double>(),
+            b["fp8_overhead_s"].get<double>());
+  const Outcome text = RunCli("simulate " + fp8);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("FP8 cast / amax / scales"));
+}
+
 TEST(SimulateCliTest, ConflictingCudaGraphFlagsAreRejected) {
   const Outcome both = RunCli(std::string("simulate ") + kDense8b +
                               " --enable-cuda-graph --cuda-graph-impl transformer_engine");

@@ -102,5 +102,25 @@ TEST(LaunchOverheadTest, FullIterationScopeCapturesForwardAndBackwardButNotTheOp
   EXPECT_FALSE(CapturedByCudaGraph(step, training));
 }
 
+// FP8 casts sit in their linear's block and layer, so layer graphs capture them with it; delayed
+// scaling's update runs outside the layers (layer -1) and only a full-iteration graph holds it.
+TEST(LaunchOverheadTest, LayerGraphsCaptureFp8CastsButNotTheDelayedScaleUpdate) {
+  graph::Op cast = Kernel(graph::OpBlock::kAttention, 3);
+  cast.role.kind = graph::OpKind::kFp8Quantize;
+  cast.role.operand = graph::Fp8Operand::kInput;
+  graph::Op update = Kernel(graph::OpBlock::kFp8Scaling, 2, /*layer=*/-1);
+  update.role.kind = graph::OpKind::kFp8ScaleUpdate;
+  config::TrainingConfig training;
+  EXPECT_DOUBLE_EQ(
+      HostFloorSeconds(cast, Gpu("H100"), ComputeEfficiency{}, CapturedByCudaGraph(cast, training)),
+      3 * 13.48e-6);
+  training.cuda_graph.enable_cuda_graph = true;
+  EXPECT_TRUE(CapturedByCudaGraph(cast, training));
+  EXPECT_FALSE(CapturedByCudaGraph(update, training));
+  training.cuda_graph.enable_cuda_graph = false;
+  training.cuda_graph.impl = config::CudaGraphImpl::kFullIteration;
+  EXPECT_TRUE(CapturedByCudaGraph(update, training));
+}
+
 }  // namespace
 }  // namespace trainscope::cost

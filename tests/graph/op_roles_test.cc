@@ -77,8 +77,27 @@ Case MoeCase(config::TokenDispatcher dispatcher) {
   return {"moe_" + config::ToString(dispatcher), model, training};
 }
 
+// FP8 cases: the dense case with delayed scaling (scale updates, cached weight casts) and full
+// recompute; the MoE case with MXFP8 (grouped weight casts, scale swizzles).
+Case Fp8DenseCase() {
+  Case c = DenseNoSpCase();
+  c.training.precision.fp8 = config::Fp8Format::kHybrid;
+  c.training.precision.fp8_recipe = config::Fp8Recipe::kDelayed;
+  c.label = "dense_fp8_delayed";
+  return c;
+}
+
+Case Fp8MoeCase() {
+  Case c = MoeCase(config::TokenDispatcher::kAllToAll);
+  c.training.precision.fp8 = config::Fp8Format::kE4m3;
+  c.training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
+  c.label = "moe_fp8_mxfp8";
+  return c;
+}
+
 std::vector<Case> AllCases() {
-  std::vector<Case> cases = {DenseCase(), DenseNoSpCase(), FsdpCase()};
+  std::vector<Case> cases = {DenseCase(), DenseNoSpCase(), FsdpCase(), Fp8DenseCase(),
+                             Fp8MoeCase()};
   for (const config::CpCommType type :
        {config::CpCommType::kP2p, config::CpCommType::kAllGather, config::CpCommType::kA2a}) {
     cases.push_back(ContextParallelCase(type));

@@ -261,4 +261,16 @@ TEST(MegatronArgsTest, AcceptsZeroScaleOutLatency) {
 }
 
 }  // namespace
+
+TEST(MegatronArgsTest, PipelineLayoutSetsVirtualStages) {
+  // arguments.py: v = stages / p when --num-virtual-stages-per-pipeline-rank is not given.
+  const CliRequest request =
+      Parse({"simulate", "--model", "DeepSeek-V3", "--pp", "2", "--ep", "32", "--num-gpus", "256",
+             "--pipeline-model-parallel-layout", "Et*4|(t*4|)*14tmL"});
+  EXPECT_EQ(request.training.parallel.virtual_stages, 8);
+  EXPECT_EQ(request.training.split.layout.size(), 16U);
+  EXPECT_EQ(request.training.split.layout_text, "Et*4|(t*4|)*14tmL");
+  EXPECT_THROW(Parse({"simulate", "--pipeline-model-parallel-layout", "Etq|L"}), UsageError);
+}
+
 }  // namespace trainscope::io

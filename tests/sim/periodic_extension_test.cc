@@ -80,6 +80,19 @@ TEST(PeriodicExtensionTest, InterleavedScheduleMatches) {
   ExpectSameStep(Simulate(TinyModel(), training), 26);
 }
 
+// FP8 delayed scaling: the cached weight casts of micro-batch 0 are a constant of the step and
+// the scale updates repeat per pass, so the extension reproduces the FP8 overhead too.
+TEST(PeriodicExtensionTest, Fp8OverheadMatches) {
+  config::TrainingConfig training = Training(2, 2, 2, 23);
+  training.precision.fp8 = config::Fp8Format::kHybrid;
+  training.precision.fp8_recipe = config::Fp8Recipe::kDelayed;
+  const Pair p = Simulate(TinyModel(), training);
+  ExpectSameStep(p, 23);
+  EXPECT_GT(p.full.breakdown.fp8_overhead_seconds, 0);
+  EXPECT_NEAR(p.extended.breakdown.fp8_overhead_seconds, p.full.breakdown.fp8_overhead_seconds,
+              1e-9 * p.full.step_seconds);
+}
+
 TEST(PeriodicExtensionTest, SingleStageMatches) {
   ExpectSameStep(Simulate(TinyModel(), Training(2, 1, 1, 9)), 9);
 }

@@ -91,4 +91,45 @@ TEST(RlStepTest, RejectsAPartialGlobalBatchAndAsyncColocation) {
 }
 
 }  // namespace
+
+TEST(RlStepTest, ArealSplitsTheRolloutIntoPpoMinibatches) {
+  // AReaL: actor.ppo_n_minibatches optimizer steps (default 4), each over samples / n; the
+  // log-prob pass still covers every sample once.
+  const Study study = TinyStudy();
+  const int64_t gbs = study.training.GlobalBatchSize();
+  RlOptions options = TinyRl(gbs, /*colocate=*/true);  // gbs prompts x 4 samples = 4 batches
+  options.training.framework = config::Framework::kAreal;
+  const RlStep step = RunRlStep(study, options);
+  EXPECT_EQ(step.num_optimizer_steps, 4);
+  EXPECT_EQ(step.num_global_batches, 4);
+  EXPECT_DOUBLE_EQ(Seconds(step, RlPhaseKind::kActorTrain),
+                   4 * RunStudy(study).simulation.step_seconds);
+  // Two minibatches would need a global batch of 2·gbs: a one-line error naming the flag.
+  options.training.ppo_n_minibatches = 2;
+  EXPECT_THROW((void)RunRlStep(study, options), InputError);
+}
+
+TEST(RlStepTest, VerlRepeatsMiniBatchesOverPpoEpochs) {
+  // verl: train_batch_size / ppo_mini_batch_size mini-batches (prompts, times rollout.n samples)
+  // per epoch, ppo_epochs epochs; the log-prob passes run once.
+  const Study study = TinyStudy();
+  const int64_t gbs = study.training.GlobalBatchSize();
+  RlOptions options = TinyRl(gbs / 2, /*colocate=*/true);  // 2 mini-batches of gbs / 4 prompts
+  options.training = {
+      .framework = config::Framework::kVerl, .ppo_mini_batch_size = gbs / 4, .ppo_epochs = 3};
+  const RlStep step = RunRlStep(study, options);
+  EXPECT_EQ(step.num_global_batches, 2);
+  EXPECT_EQ(step.num_optimizer_steps, 6);
+  EXPECT_DOUBLE_EQ(Seconds(step, RlPhaseKind::kActorTrain),
+                   6 * RunStudy(study).simulation.step_seconds);
+  Study forward = study;
+  forward.training.forward_only = true;
+  forward.training.batch.global_batch_size = 2 * gbs;
+  EXPECT_DOUBLE_EQ(Seconds(step, RlPhaseKind::kOldLogProbs),
+                   RunStudy(forward).simulation.step_seconds);
+  // verl's keys under another framework are a usage error.
+  options.training.framework = config::Framework::kSlime;
+  EXPECT_THROW((void)RunRlStep(study, options), UsageError);
+}
+
 }  // namespace trainscope::study

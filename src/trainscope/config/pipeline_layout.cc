@@ -62,6 +62,86 @@ std::vector<int64_t> LayersPerPipelineRank(int64_t num_layers, const ParallelSiz
 
 namespace {
 
+constexpr char kLayoutFlag[] = "--pipeline-model-parallel-layout";
+constexpr int64_t kMaxLayoutRepeat = 100'000;
+constexpr size_t kMaxLayoutChars = 1'000'000;
+
+// The decimal count after a '*' at text[pos], advancing pos past it.
+int64_t RepeatCount(std::string_view text, size_t& pos) {
+  const size_t start = pos;
+  int64_t count = 0;
+  while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+    count = count * 10 + (text[pos] - '0');
+    if (count > kMaxLayoutRepeat) {
+      throw UsageError(fmt::format("{}: a repeat count exceeds {}", kLayoutFlag, kMaxLayoutRepeat));
+    }
+    ++pos;
+  }
+  if (pos == start) {
+    throw UsageError(fmt::format("{} {}: '*' must be followed by a count", kLayoutFlag, text));
+  }
+  return count;
+}
+
+void AppendRepeated(std::string& out, std::string_view piece, int64_t count) {
+  if (out.size() + piece.size() * static_cast<size_t>(count) > kMaxLayoutChars) {
+    throw UsageError(fmt::format("{}: the layout expands to more than {} characters", kLayoutFlag,
+                                 kMaxLayoutChars));
+  }
+  for (int64_t i = 0; i < count; ++i) out.append(piece);
+}
+
+// Pass 1 of parse_str_to_list: "(group)*n" -> group repeated n times.
+std::string ExpandGroups(std::string_view text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    if (text[pos] == ')') {
+      throw UsageError(fmt::format("{} {}: ')' without '('", kLayoutFlag, text));
+    }
+    if (text[pos] != '(') {
+      AppendRepeated(out, text.substr(pos, 1), 1);
+      ++pos;
+      continue;
+    }
+    const size_t close = text.find(')', pos + 1);
+    const std::string_view group = close == std::string_view::npos
+                                       ? std::string_view{}
+                                       : text.substr(pos + 1, close - pos - 1);
+    if (close == std::string_view::npos || group.find('(') != std::string_view::npos ||
+        group.empty() || close + 1 >= text.size() || text[close + 1] != '*') {
+      throw UsageError(
+          fmt::format("{} {}: a group must read (stages)*n, without nesting", kLayoutFlag, text));
+    }
+    size_t count_pos = close + 2;
+    const int64_t count = RepeatCount(text, count_pos);
+    AppendRepeated(out, group, count);
+    pos = count_pos;
+  }
+  return out;
+}
+
+// Pass 2: "x*n" -> x repeated n times.
+std::string ExpandCharacters(std::string_view text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    if (pos + 1 < text.size() && text[pos + 1] == '*') {
+      size_t count_pos = pos + 2;
+      const int64_t count = RepeatCount(text, count_pos);
+      AppendRepeated(out, text.substr(pos, 1), count);
+      pos = count_pos;
+    } else if (text[pos] == '*') {
+      throw UsageError(
+          fmt::format("{} {}: '*' must follow a letter or a group", kLayoutFlag, text));
+    } else {
+      AppendRepeated(out, text.substr(pos, 1), 1);
+      ++pos;
+    }
+  }
+  return out;
+}
+
 // Decoder layers in chunk `j` of a rank holding `rank_layers` layers over `v` chunks. With the
 // account-for options the embedding takes a slot of chunk 0 on rank 0 and the loss a slot of the
 // last chunk on the last rank.
@@ -87,7 +167,94 @@ int64_t LayersInChunk(int64_t rank, int64_t chunk, int64_t rank_layers,
 
 }  // namespace
 
+std::vector<LayoutStage> ParsePipelineLayout(std::string_view text) {
+  std::string compact;
+  for (const char c : text) {
+    if (c != ',') compact.push_back(c);
+  }
+  const std::string expanded = ExpandCharacters(ExpandGroups(compact));
+  // Order rules of validate_layer_layout that the per-stage counts cannot show: the embedding
+  // is the first layer, the loss the last, and no decoder layer follows an MTP layer.
+  const size_t first_letter = expanded.find_first_not_of('|');
+  const size_t last_letter = expanded.find_last_not_of('|');
+  const size_t embedding = expanded.find('E');
+  const size_t loss = expanded.rfind('L');
+  const size_t first_mtp = expanded.find('m');
+  if (embedding != std::string::npos && embedding != first_letter) {
+    throw UsageError(
+        fmt::format("{} {}: E (the embedding) must be the first layer", kLayoutFlag, text));
+  }
+  if (loss != std::string::npos && loss != last_letter) {
+    throw UsageError(fmt::format("{} {}: L (the loss) must be the last layer", kLayoutFlag, text));
+  }
+  if (first_mtp != std::string::npos && expanded.find('t', first_mtp) != std::string::npos) {
+    throw UsageError(fmt::format("{} {}: decoder layers (t) must be placed before MTP layers (m)",
+                                 kLayoutFlag, text));
+  }
+  std::vector<LayoutStage> stages(1);
+  for (const char c : expanded) {
+    LayoutStage& stage = stages.back();
+    switch (c) {
+      case '|':
+        stages.emplace_back();
+        break;
+      case 'E':
+        stage.embedding = true;
+        break;
+      case 't':
+        ++stage.decoder_layers;
+        break;
+      case 'm':
+        ++stage.mtp_layers;
+        break;
+      case 'L':
+        stage.loss = true;
+        break;
+      default:
+        throw UsageError(
+            fmt::format("{} {}: '{}' is not a layer letter (E embedding, t decoder, m MTP, L loss)",
+                        kLayoutFlag, text, c));
+    }
+  }
+  return stages;
+}
+
+namespace {
+
+// The chunks a validated --pipeline-model-parallel-layout describes: stage k is virtual stage
+// k / p of pipeline rank k % p (PipelineParallelLayerLayout.__init__), layer ids in that order.
+PipelineLayout LayoutFromStages(const ModelConfig& model, const TrainingConfig& training) {
+  const std::vector<LayoutStage>& stages = training.split.layout;
+  const int64_t p = training.parallel.pipeline;
+  const int64_t v = static_cast<int64_t>(stages.size()) / p;
+  PipelineLayout layout{.pipeline_size = p, .virtual_stages = v, .chunks = {}};
+  layout.chunks.resize(static_cast<size_t>(p * v));
+  int64_t next_layer = 0;
+  for (int64_t k = 0; k < p * v; ++k) {
+    const LayoutStage& stage = stages[static_cast<size_t>(k)];
+    const int64_t r = k % p;
+    const int64_t j = k / p;
+    ModelChunk& chunk = layout.chunks[static_cast<size_t>(r * v + j)];
+    chunk.pipeline_rank = r;
+    chunk.virtual_chunk = j;
+    chunk.first_layer = next_layer;
+    chunk.num_layers = stage.decoder_layers;
+    next_layer += stage.decoder_layers;
+    chunk.has_embedding = stage.embedding;
+    chunk.has_vision = stage.embedding && model.vision.Present();
+    chunk.has_lm_head = stage.loss;
+    chunk.num_mtp_layers = stage.mtp_layers;
+    // The output layer's (or MTP's) copy of the word embedding lives where the loss is.
+    chunk.has_embedding_copy =
+        stage.loss && p > 1 && (model.tied_embeddings || model.num_mtp_layers > 0);
+  }
+  return layout;
+}
+
+}  // namespace
+
 PipelineLayout BuildPipelineLayout(const ModelConfig& model, const TrainingConfig& training) {
+  if (!training.split.layout.empty()) return LayoutFromStages(model, training);
   const ParallelSizes& parallel = training.parallel;
   const int64_t p = parallel.pipeline;
   const int64_t v = parallel.virtual_stages;

@@ -6,6 +6,7 @@
 #define TRAINSCOPE_CONFIG_PIPELINE_LAYOUT_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "trainscope/config/model_config.h"
@@ -44,6 +45,13 @@ struct PipelineLayout {
 [[nodiscard]] std::vector<int64_t> LayersPerPipelineRank(int64_t num_layers,
                                                          const ParallelSizes& parallel,
                                                          const PipelineSplit& split);
+
+// Parses a --pipeline-model-parallel-layout string the way Megatron-Core's
+// PipelineParallelLayerLayout.parse_str_to_list does: commas are cosmetic, "(...)*n" repeats a
+// group (no nesting), "x*n" repeats one character, '|' separates stages, and each stage is a
+// sequence of E, t, m and L. Throws UsageError naming the flag on any other character, a
+// nested or unclosed group, a repeat count over 10^5 or an expansion over 10^6 characters.
+[[nodiscard]] std::vector<LayoutStage> ParsePipelineLayout(std::string_view text);
 
 // Builds the layout. Precondition: Validate() accepted the split rules (C15-C20, C36).
 // Throws InputError if the layers cannot be split as requested.

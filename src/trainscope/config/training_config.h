@@ -71,8 +71,24 @@ struct BatchConfig {
   friend bool operator==(const BatchConfig&, const BatchConfig&) = default;
 };
 
+// One stage of --pipeline-model-parallel-layout: what a (pipeline rank, virtual stage) builds,
+// in Megatron-Core's letters (pipeline_parallel_layer_layout.py parse_str_to_list): E the word
+// embedding, t a decoder layer, m an MTP layer, L the final norm, output layer and loss.
+struct LayoutStage {
+  bool embedding = false;
+  int64_t decoder_layers = 0;
+  int64_t mtp_layers = 0;
+  bool loss = false;
+  friend bool operator==(const LayoutStage&, const LayoutStage&) = default;
+};
+
 // How decoder layers are split over pipeline stages.
 struct PipelineSplit {
+  // --pipeline-model-parallel-layout: one entry per stage in Megatron's flattened order (stage
+  // k = virtual stage k / p of pipeline rank k % p); empty = not given. `layout_text` keeps the
+  // string as typed, for messages and for printing the flags back.
+  std::vector<LayoutStage> layout;
+  std::string layout_text;
   std::optional<int64_t> first_stage_layers;  // --decoder-first-pipeline-num-layers
   std::optional<int64_t> last_stage_layers;   // --decoder-last-pipeline-num-layers
   bool account_for_embedding = false;         // --account-for-embedding-in-pipeline-split
@@ -139,6 +155,10 @@ struct PrecisionConfig {
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // --fp8-param-gather: TE linear weights are stored (and all-gathered) in FP8.
   bool fp8_param_gather = false;
+  // --disable-parameter-transpose-cache: TE modules get is_first_microbatch = None, so every
+  // forward quantizes the weights again instead of reusing the first micro-batch's FP8 copy
+  // (megatron/core/extensions/transformer_engine.py, TELinear.forward).
+  bool disable_parameter_transpose_cache = false;
   // Megatron-LM's launcher reduces gradients in fp32 by default (arguments.py:1204-1216);
   // --main-grads-dtype bf16 and --grad-reduce-in-bf16 turn it off.
   bool grad_reduce_in_fp32 = true;

@@ -177,9 +177,99 @@ void CheckVirtualStages(const TrainingConfig& training, ValidationResult& result
   }
 }
 
+// C50: --pipeline-model-parallel-layout (transformer_config.py __post_init__ "PP layout";
+// pipeline_parallel_layer_layout.py __init__ and validate_layer_layout). The order rules (E
+// first, L last, t before m) are checked when the string is parsed.
+void CheckLayout(const ModelConfig& model, const TrainingConfig& training,
+                 ValidationResult& result) {
+  const PipelineSplit& split = training.split;
+  const ParallelSizes& par = training.parallel;
+  const std::vector<LayoutStage>& stages = split.layout;
+  if (split.first_stage_layers || split.last_stage_layers || split.account_for_embedding ||
+      split.account_for_loss) {
+    AddError(result, "C50", {kPpLayout, kFirstStage, kLastStage, kAccountEmbedding, kAccountLoss},
+             "--pipeline-model-parallel-layout cannot be set with other pipeline layout "
+             "arguments (first/last stage counts, account-for options)",
+             "drop the other pipeline layout arguments: the layout places every layer");
+    return;
+  }
+  const auto num_stages = static_cast<int64_t>(stages.size());
+  if (num_stages % par.pipeline != 0) {
+    AddError(result, "C50", {kPpLayout, kPp},
+             fmt::format("--pipeline-model-parallel-layout: {} stages are not divisible by "
+                         "--pipeline-model-parallel-size {}",
+                         num_stages, par.pipeline),
+             fmt::format("give p·v stages ('|' separates them), or use "
+                         "--pipeline-model-parallel-size {}",
+                         JoinChoices(Divisors(num_stages))));
+    return;
+  }
+  const int64_t v = num_stages / par.pipeline;
+  if (par.virtual_stages != v) {
+    AddError(result, "C50", {kPpLayout, kVpp},
+             fmt::format("--num-virtual-stages-per-pipeline-rank {} conflicts with the {} stages "
+                         "of --pipeline-model-parallel-layout over {} pipeline ranks (v = {})",
+                         par.virtual_stages, num_stages, par.pipeline, v),
+             "drop --num-virtual-stages-per-pipeline-rank: the layout sets it");
+  }
+  int64_t embeddings = 0;
+  int64_t losses = 0;
+  int64_t decoders = 0;
+  int64_t mtps = 0;
+  for (const LayoutStage& stage : stages) {
+    embeddings += stage.embedding ? 1 : 0;
+    losses += stage.loss ? 1 : 0;
+    decoders += stage.decoder_layers;
+    mtps += stage.mtp_layers;
+  }
+  if (embeddings != 1 || !stages.front().embedding || losses != 1 || !stages.back().loss) {
+    AddError(result, "C50", {kPpLayout},
+             "--pipeline-model-parallel-layout: the layout must start with E (embedding) and "
+             "end with L (loss), each exactly once",
+             "write E at the start and L at the end, e.g. \"Et*4|(t*4|)*14tmL\"");
+  }
+  if (decoders != model.NumLayers()) {
+    AddError(result, "C50", {kPpLayout},
+             fmt::format("--pipeline-model-parallel-layout: {} decoder layers (t) where the model "
+                         "has {}",
+                         decoders, model.NumLayers()),
+             fmt::format("place exactly {} t", model.NumLayers()));
+  }
+  if (mtps != model.num_mtp_layers) {
+    AddError(
+        result, "C50", {kPpLayout},
+        fmt::format("--pipeline-model-parallel-layout: {} MTP layers (m) where the model has {}",
+                    mtps, model.num_mtp_layers),
+        fmt::format("place exactly {} m", model.num_mtp_layers));
+  }
+  for (int64_t k = 0; k < num_stages; ++k) {
+    const LayoutStage& stage = stages[static_cast<size_t>(k)];
+    if (stage.mtp_layers == 0) continue;
+    const bool last_virtual = k / par.pipeline == v - 1;
+    if (!last_virtual || stage.mtp_layers != model.num_mtp_layers) {
+      AddError(result, "C50", {kPpLayout},
+               "--pipeline-model-parallel-layout: all MTP layers must sit in one stage, the last "
+               "virtual stage of its pipeline rank",
+               "move every m into the stage with L");
+      break;
+    }
+    if (!stage.loss) {
+      // Megatron's standalone MTP stage (mtp_standalone) runs the output layer a second time;
+      // trainscope places MTP with the loss only.
+      AddError(result, "T11", {kPpLayout},
+               "--pipeline-model-parallel-layout: an MTP stage without the loss (Megatron's "
+               "standalone MTP) is not modelled",
+               "move every m into the stage with L");
+      break;
+    }
+  }
+}
+
 void CheckPipelineSplit(const ModelConfig& model, const TrainingConfig& training,
                         ValidationResult& result) {
-  if (training.split.first_stage_layers || training.split.last_stage_layers) {
+  if (!training.split.layout.empty()) {
+    CheckLayout(model, training, result);
+  } else if (training.split.first_stage_layers || training.split.last_stage_layers) {
     CheckUnevenSplit(model, training, result);
   } else {
     CheckEvenSplit(model, training, result);

@@ -37,6 +37,7 @@ inline constexpr char kMaxPositions[] = "--max-position-embeddings";
 inline constexpr char kMbGroup[] = "--microbatch-group-size-per-virtual-pipeline-stage";
 inline constexpr char kNoP2pOverlap[] = "--no-overlap-p2p-communication";
 inline constexpr char kFirstStage[] = "--decoder-first-pipeline-num-layers";
+inline constexpr char kPpLayout[] = "--pipeline-model-parallel-layout";
 inline constexpr char kLastStage[] = "--decoder-last-pipeline-num-layers";
 inline constexpr char kAccountEmbedding[] = "--account-for-embedding-in-pipeline-split";
 inline constexpr char kAccountLoss[] = "--account-for-loss-in-pipeline-split";

@@ -30,6 +30,7 @@ bool IsFraction(double value) { return value > 0 && value <= 1; }
 bool AllFractions(const ComputeEfficiency& eff) {
   return IsFraction(eff.bf16_gemm_efficiency) && IsFraction(eff.fp8_gemm_efficiency) &&
          IsFraction(eff.fused_kernel_efficiency) && IsFraction(eff.memory_efficiency) &&
+         IsFraction(eff.fp8_cast_memory_efficiency) &&
          IsFraction(eff.attention_forward_efficiency) &&
          IsFraction(eff.attention_backward_efficiency) &&
          IsFraction(eff.gdn_fla_forward_efficiency) &&
@@ -99,6 +100,9 @@ KernelClass ClassifyKernel(const graph::Op& op) {
       return backward ? KernelClass::kGdnBackward : KernelClass::kGdnForward;
     case graph::OpKind::kGdnTorchKernel:
       return KernelClass::kTorchFp32;
+    case graph::OpKind::kFp8Quantize:
+    case graph::OpKind::kFp8ScaleUpdate:
+      return KernelClass::kFp8Cast;
     default:
       return KernelClass::kFused;
   }
@@ -120,6 +124,7 @@ double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff, MathP
       return flashqla ? eff.gdn_flashqla_backward_efficiency : eff.gdn_fla_backward_efficiency;
     case KernelClass::kFused:
     case KernelClass::kTorchFp32:
+    case KernelClass::kFp8Cast:
       return eff.fused_kernel_efficiency;
   }
   TRAINSCOPE_CHECK(false, "unhandled KernelClass");
@@ -137,10 +142,17 @@ double GemmTileEfficiency(const graph::GemmShape& shape, const ComputeEfficiency
          AxisTileEfficiency(shape.k, eff.gemm_tile_k, grouped_m ? 1 : shape.groups);
 }
 
+bool HasNonTnFp8Gemm(const config::GpuSpec& gpu) {
+  const int major = gpu.compute_capability.major;
+  return (major >= 10 && major < 12) || major >= 13;
+}
+
 double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu, const ComputeEfficiency& eff,
                       MathPrecision precision, GdnBackend gdn_backend) {
   TRAINSCOPE_CHECK(!op.IsComm(), "ComputeSeconds called on communication op " + op.name);
   TRAINSCOPE_CHECK(op.flops >= 0 && op.bytes >= 0, "negative FLOPs or bytes in op " + op.name);
+  TRAINSCOPE_CHECK(op.fp8_columnwise_bytes >= 0 && op.fp8_columnwise_bytes <= op.bytes,
+                   "FP8 column-wise bytes outside [0, bytes] in op " + op.name);
   TRAINSCOPE_CHECK(AllFractions(eff), "compute efficiencies must lie in (0, 1]");
   // Roofline: the kernel is bound by whichever of its FLOPs and its HBM traffic takes longer.
   double flop_seconds = 0;
@@ -148,11 +160,15 @@ double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu, const Com
     flop_seconds = static_cast<double>(op.flops) /
                    AchievedFlopsPerSecond(op, gpu, eff, precision, gdn_backend);
   }
+  // FP8 casts: a GPU with non-TN FP8 GEMMs writes no separate column-wise copy.
+  const bool fp8_cast = ClassifyKernel(op) == KernelClass::kFp8Cast;
+  const int64_t bytes =
+      fp8_cast && HasNonTnFp8Gemm(gpu) ? op.bytes - op.fp8_columnwise_bytes : op.bytes;
   double memory_seconds = 0;
-  if (op.bytes > 0) {
+  if (bytes > 0) {
     RequirePositiveRate(gpu.hbm_bytes_per_second, gpu, "hbm_bytes_per_second");
-    memory_seconds =
-        static_cast<double>(op.bytes) / (gpu.hbm_bytes_per_second * eff.memory_efficiency);
+    const double efficiency = fp8_cast ? eff.fp8_cast_memory_efficiency : eff.memory_efficiency;
+    memory_seconds = static_cast<double>(bytes) / (gpu.hbm_bytes_per_second * efficiency);
   }
   return std::max(flop_seconds, memory_seconds);
 }

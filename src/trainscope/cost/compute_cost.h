@@ -36,6 +36,8 @@ enum class KernelClass {
   kGdnForward,         // OpKind::kGdnKernel forward: chunked gated delta rule
   kGdnBackward,        // OpKind::kGdnKernel backward
   kTorchFp32,          // OpKind::kGdnTorchKernel: eager fp32 ops (TF32 matmuls), fused efficiency
+  kFp8Cast,            // OpKind::kFp8Quantize / kFp8ScaleUpdate: memory-bound at
+                       // fp8_cast_memory_efficiency of HBM
   kFused,              // any other compute op: fused_kernel_efficiency
 };
 
@@ -61,6 +63,13 @@ struct ComputeEfficiency {
   double fused_kernel_efficiency = 0.55;
   // Fraction of the HBM bandwidth reached by memory-bound kernels.
   double memory_efficiency = 0.4555;
+  // Fraction of the HBM bandwidth reached by Transformer Engine's FP8 cast, amax, transpose and
+  // scale kernels (KernelClass::kFp8Cast). Not fitted to whole steps: the minimax value over
+  // the published quantization cost per layer (TE GEMM profiling guide, autocast minus
+  // pre-quantized, M = 15,872, hidden 4096, FFN 16384): current scaling 3.50 ms on H200 NVL
+  // (0.83 of 4.8 TB/s for the modelled bytes) and 2.34 ms on B300 (0.66 of 8 TB/s), MXFP8
+  // 1.82 ms on B300 (0.63); 0.73 reproduces all three within 14 % (docs/cost-model.md).
+  double fp8_cast_memory_efficiency = 0.73;
   // Flash attention, head dim 128, H100 SXM BF16 (989 TFLOP/s), 8k-16k tokens: FlashAttention-3
   // forward 614-621 TFLOP/s (pytorch/benchmark commit ff65cb6, "Fix dimension order for
   // FlashAttention-3", B·S = 16k) = 0.62; backward cuDNN 516-518 and FlashAttention-3 559-561
@@ -122,11 +131,18 @@ inline constexpr double kTf32PerBf16Peak = 0.5;
 [[nodiscard]] double GemmTileEfficiency(const graph::GemmShape& shape,
                                         const ComputeEfficiency& eff);
 
+// True when `gpu`'s FP8 GEMMs accept non-TN layouts, so a per-tensor FP8 tensor serves its
+// row- and column-wise usages from one buffer: compute capability 10.x-11.x and 13+ (TE
+// transformer_engine/pytorch/utils.py, is_non_tn_fp8_gemm_supported).
+[[nodiscard]] bool HasNonTnFp8Gemm(const config::GpuSpec& gpu);
+
 // Seconds one compute op takes on `gpu`: max(flops / achieved peak, bytes / achieved HBM
-// bandwidth). The achieved peak is the BF16 peak (the FP8 peak for GEMMs under kFp8) times
-// KernelEfficiency, times GemmTileEfficiency for GEMMs. An op with no FLOPs and no bytes takes 0
-// seconds. Throws InputError when the op needs a rate the GPU preset does not have (FP8 on
-// A100). Preconditions (checked): !op.IsComm(), flops and bytes >= 0, efficiencies in (0, 1].
+// bandwidth). FP8 cast ops (KernelClass::kFp8Cast) move op.bytes, less op.fp8_columnwise_bytes
+// on a GPU with HasNonTnFp8Gemm, at fp8_cast_memory_efficiency. The achieved peak is the BF16 peak
+// (the FP8 peak for GEMMs under kFp8) times KernelEfficiency, times GemmTileEfficiency for GEMMs.
+// An op with no FLOPs and no bytes takes 0 seconds. Throws InputError when the op needs a rate the
+// GPU preset does not have (FP8 on A100). Preconditions (checked): !op.IsComm(), flops and bytes >=
+// 0, efficiencies in (0, 1].
 [[nodiscard]] double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu,
                                     const ComputeEfficiency& eff,
                                     MathPrecision precision = MathPrecision::kBf16,

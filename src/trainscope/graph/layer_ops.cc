@@ -9,6 +9,7 @@
 
 #include "trainscope/error.h"
 #include "trainscope/graph/elementwise_ops.h"
+#include "trainscope/graph/fp8_ops.h"
 #include "trainscope/graph/layer_ops_internal.h"
 #include "trainscope/graph/op_sink.h"
 #include "trainscope/units.h"
@@ -68,14 +69,14 @@ void FfnForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
 }
 
 std::vector<Op> LayerForward(const LayerOpContext& c, LayerSpec spec, int64_t layer) {
-  OpSink sink(Phase::kForward, layer);
+  OpSink sink(Phase::kForward, layer, MakeFp8Settings(c.training));
   MixerForward(sink, c, spec);
   FfnForward(sink, c, spec);
   return sink.Take();
 }
 
 std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t layer) {
-  OpSink sink(Phase::kBackward, layer);
+  OpSink sink(Phase::kBackward, layer, MakeFp8Settings(c.training));
   if (spec.ffn == config::FfnKind::kMoe) {
     MoeBackward(sink, c);
     HiddenNorm(sink, c, OpBlock::kMoeRouter, "moe.input_norm");
@@ -93,9 +94,16 @@ std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t l
   return sink.Take();
 }
 
-std::vector<Op> Rephase(std::vector<Op> ops, Phase phase) {
-  for (Op& op : ops) op.phase = phase;
-  return ops;
+// The forward ops replayed as `phase`, without the casts of cached FP8 weights: the replay
+// reuses the first forward's FP8 weight (is_first_microbatch is False by then).
+std::vector<Op> Rephase(const std::vector<Op>& ops, Phase phase) {
+  std::vector<Op> out;
+  for (const Op& op : ops) {
+    if (op.role.operand == Fp8Operand::kCachedWeight) continue;
+    out.push_back(op);
+    out.back().phase = phase;
+  }
+  return out;
 }
 
 bool Recomputes(const LayerOpContext& c, const std::string& module) {
@@ -130,7 +138,8 @@ void SelectiveRecompute(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   if (moe && Recomputes(c, "shared_experts")) SharedExpertForward(sink, c);
 }
 
-// Word-embedding lookup and its TP reduction (layers.py); MTP reuses it with its own prefix and block.
+// Word-embedding lookup and its TP reduction (layers.py); MTP reuses it with its own prefix and
+// block.
 void EmbeddingForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
                           const std::string& prefix) {
   const int64_t a = c.ActivationBytes();
@@ -257,7 +266,7 @@ std::vector<Op> DecoderLayerRecompute(const LayerOpContext& context, int64_t lay
     return {};
   }
   TRAINSCOPE_CHECK(layer >= 0 && layer < context.model.NumLayers(), "layer out of range");
-  OpSink sink(Phase::kRecompute, layer);
+  OpSink sink(Phase::kRecompute, layer, MakeFp8Settings(context.training));
   SelectiveRecompute(sink, context, context.model.layers[static_cast<size_t>(layer)]);
   return sink.Take();
 }

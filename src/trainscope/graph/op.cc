@@ -76,6 +76,8 @@ std::string_view FamilyName(OpBlock block) {
       return "optimizer";
     case OpBlock::kFsdp:
       return "fsdp";
+    case OpBlock::kFp8Scaling:
+      return "fp8";
   }
   return "unknown";
 }

@@ -49,6 +49,9 @@ enum class OpKind {
   kOptimizer,       // Adam or SGD step on the GPU
   kHostTransfer,    // pinned D2H / H2D copy of the CPU-offloaded optimizer (grads down, params up)
   kCpuOptimizer,    // CPU Adam of the offloaded share; `bytes` = PCIe bytes it overlaps
+  kFp8Quantize,     // FP8 cast of one GEMM operand (amax pass, column-wise copy, scales) or the
+                    // MXFP8 scale swizzle of one GEMM; Op::role.operand says which (fp8_ops.h)
+  kFp8ScaleUpdate,  // delayed scaling's amax-history and scale update after a pass
   kCollective,      // every communication op
 };
 
@@ -72,6 +75,7 @@ enum class OpBlock {
   kTensorParallel,      // the replicated-gradient TP all-reduce
   kOptimizer,           // grad-norm reductions and the optimizer step
   kFsdp,                // Megatron-FSDP parameter gathers and gradient reductions
+  kFp8Scaling,          // FP8 scaling state outside the layers (delayed scaling's scale update)
 };
 
 // Which module of its block an op belongs to, where consumers need to tell them apart.
@@ -118,6 +122,16 @@ enum class CommPurpose {
   kGradNorm,         // grad-norm all-reduce
 };
 
+// The GEMM operand an FP8 overhead op (OpKind::kFp8Quantize) works on.
+enum class Fp8Operand {
+  kNone,          // not an FP8 quantize op
+  kInput,         // the forward input (activation), row- and column-wise
+  kWeight,        // the weight, quantized again by every forward (no FP8 weight cache)
+  kCachedWeight,  // the weight, quantized on the first micro-batch of its chunk only
+  kGradOutput,    // the output gradient in the backward, row- and column-wise
+  kGemmScales,    // the MXFP8 scale swizzle of both operands of one GEMM
+};
+
 // What an op is, set by the graph builders next to its name.
 struct OpRole {
   OpKind kind = OpKind::kUnset;
@@ -125,6 +139,7 @@ struct OpRole {
   OpModule module = OpModule::kNone;
   OpPass pass = OpPass::kForward;
   CommPurpose purpose = CommPurpose::kNone;
+  Fp8Operand operand = Fp8Operand::kNone;
   friend bool operator==(const OpRole&, const OpRole&) = default;
 };
 
@@ -159,6 +174,9 @@ struct Op {
   // sets them per op kind; docs/cost-model.md "Launch and host overhead"). 0 for communication
   // ops (their host cost is inside their latency) and host-side ops.
   int64_t num_launches = 0;
+  // kFp8Quantize ops: the part of `bytes` that writes a separate column-wise (transposed) FP8
+  // copy, which GPUs with non-TN FP8 GEMMs do not write (cost/compute_cost.h).
+  int64_t fp8_columnwise_bytes = 0;
 
   // Communication ops.
   Collective collective = Collective::kNone;
@@ -177,7 +195,7 @@ struct Op {
 [[nodiscard]] std::string ToString(Collective collective);
 // The op family of a block as reported in the simulator's breakdown (a JSON contract key):
 // "input", "embedding", "attention", "gdn", "mlp", "moe" (all three MoE blocks), "lm_head",
-// "mtp", "pp", "dp", "edp", "tp", "optimizer", "fsdp"; "unknown" for kUnset.
+// "mtp", "pp", "dp", "edp", "tp", "optimizer", "fsdp", "fp8"; "unknown" for kUnset.
 [[nodiscard]] std::string_view FamilyName(OpBlock block);
 
 }  // namespace trainscope::graph

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trainscope/config/rank_mapping.h"
+#include "trainscope/graph/fp8_ops.h"
 #include "trainscope/graph/layer_ops.h"
 #include "trainscope/graph/op.h"
 #include "trainscope/units.h"
@@ -59,10 +60,15 @@ inline int64_t GemmLaunches(int64_t groups) { return 3 + (groups > 1 ? groups : 
 // Collects the ops of one block in emission order. Collectives over a group of one rank move
 // nothing and are not emitted. Every op gets the role it is given; its pass is kBackward when the
 // sink's phase is backward and the role does not say dgrad or wgrad; collectives get kind
-// kCollective.
+// kCollective. With `fp8.enabled`, every GEMM outside the MoE router (Transformer Engine
+// modules; the router is a plain torch linear) is preceded by its FP8 overhead ops
+// (graph/fp8_ops.h): forward, the input and (unless stored in FP8) the weight casts, each row-
+// and column-wise; dgrad, the output-gradient cast; every GEMM, the MXFP8 scale swizzle.
+// Recompute replays the input cast but not a cached weight's.
 class OpSink {
  public:
-  OpSink(Phase phase, int64_t layer) : phase_(phase), layer_(layer) {}
+  OpSink(Phase phase, int64_t layer, Fp8Settings fp8 = {})
+      : phase_(phase), layer_(layer), fp8_(fp8) {}
 
   void Compute(std::string name, OpRole role, int64_t flops, int64_t bytes) {
     Op op = NewOp(std::move(name), role);
@@ -77,35 +83,49 @@ class OpSink {
   }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
   // Bytes: input, weights and output, bf16 (docs/workload.md). `role` names block and module.
-  void Gemm(std::string name, OpRole role, int64_t rows, int64_t out, int64_t in,
+  void Gemm(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
             int64_t groups = 1) {
+    if (QuantizesFp8(role)) {
+      Fp8Cast(name + ".fp8_cast_input", role, Fp8Operand::kInput, rows * in, 1);
+      if (!fp8_.weights_in_fp8) {
+        const Fp8Operand weight =
+            fp8_.cache_weights ? Fp8Operand::kCachedWeight : Fp8Operand::kWeight;
+        // A recompute reuses the first forward's cached weight (is_first_microbatch is False).
+        if (!(phase_ == Phase::kRecompute && weight == Fp8Operand::kCachedWeight)) {
+          Fp8Cast(name + ".fp8_cast_weight", role, weight, out * in, groups);
+        }
+      }
+      Fp8Swizzle(name, role, rows * in, groups * out * in);
+    }
     role.kind = OpKind::kGemm;
-    Op op = NewOp(std::move(name), role);
-    op.gemm = GemmShape{.m = rows, .n = out, .k = in, .groups = groups};
-    op.flops = 2 * rows * out * in;
-    op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
-    op.num_launches = GemmLaunches(groups);
-    ops_.push_back(std::move(op));
+    AppendGemm(name, role, GemmShape{.m = rows, .n = out, .k = in, .groups = groups},
+               (rows * in + groups * in * out + rows * out) * kBf16Bytes);
   }
   // Backward of the forward GEMM (rows, out, in): dgrad [rows x out]·[out x in] ...
   void Dgrad(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
              int64_t groups = 1) {
+    // The FP8 ops keep the backward pass: only GEMMs are dgrad or wgrad.
+    if (QuantizesFp8(role)) {
+      Fp8Cast(name + ".fp8_cast_grad_output", role, Fp8Operand::kGradOutput, rows * out, 1);
+      Fp8Swizzle(name + ".dgrad", role, rows * out, groups * out * in);
+    }
+    role.kind = OpKind::kGemm;
     role.pass = OpPass::kDgrad;
-    Gemm(name + ".dgrad", role, rows, in, out, groups);
+    AppendGemm(name + ".dgrad", role, GemmShape{.m = rows, .n = in, .k = out, .groups = groups},
+               (rows * in + groups * in * out + rows * out) * kBf16Bytes);
   }
   // ... and wgrad [out x rows]·[rows x in]; each costs 2·rows·out·in, together 2x forward.
   // The token rows are wgrad's reduction extent, so a grouped wgrad sums k over the groups.
+  // Its FP8 operands are the column-wise copies the forward and dgrad casts wrote.
   void Wgrad(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
              int64_t groups = 1) {
+    if (QuantizesFp8(role)) Fp8Swizzle(name + ".wgrad", role, rows * out, rows * in);
     role.kind = OpKind::kGemm;
     role.pass = OpPass::kWgrad;
-    Op op = NewOp(name + ".wgrad", role);
-    op.gemm =
-        GemmShape{.m = out, .n = in, .k = rows, .groups = groups, .grouped_axis = GroupedAxis::kK};
-    op.flops = 2 * rows * out * in;
-    op.bytes = (rows * in + groups * in * out + rows * out) * kBf16Bytes;
-    op.num_launches = GemmLaunches(groups);
-    ops_.push_back(std::move(op));
+    AppendGemm(
+        name + ".wgrad", role,
+        GemmShape{.m = out, .n = in, .k = rows, .groups = groups, .grouped_axis = GroupedAxis::kK},
+        (rows * in + groups * in * out + rows * out) * kBf16Bytes);
   }
   void Comm(std::string name, OpRole role, Collective collective, config::GroupKind group,
             int64_t group_size, int64_t message_bytes) {
@@ -125,6 +145,41 @@ class OpSink {
   [[nodiscard]] std::vector<Op> Take() { return std::move(ops_); }
 
  private:
+  void AppendGemm(std::string name, const OpRole& role, GemmShape shape, int64_t bytes) {
+    Op op = NewOp(std::move(name), role);
+    op.gemm = shape;
+    op.flops = 2 * shape.m * shape.n * shape.k;
+    op.bytes = bytes;
+    op.num_launches = GemmLaunches(shape.groups);
+    ops_.push_back(std::move(op));
+  }
+  [[nodiscard]] bool QuantizesFp8(const OpRole& role) const {
+    return fp8_.enabled && role.block != OpBlock::kMoeRouter;
+  }
+  // One cast of `num_tensors` bf16 tensors of `num_elements` each, row- and column-wise.
+  void Fp8Cast(std::string name, OpRole role, Fp8Operand operand, int64_t num_elements,
+               int64_t num_tensors) {
+    role.operand = operand;
+    Op op = Fp8QuantizeOp(std::move(name), role, fp8_.recipe, num_elements,
+                          Fp8Usage{.rowwise = true, .columnwise = true}, num_tensors);
+    Op placed = NewOp(op.name, op.role);
+    placed.bytes = op.bytes;
+    placed.fp8_columnwise_bytes = op.fp8_columnwise_bytes;
+    placed.num_launches = op.num_launches;
+    ops_.push_back(std::move(placed));
+  }
+  // The MXFP8 scale swizzle of one GEMM's operands; nothing for the other recipes.
+  void Fp8Swizzle(const std::string& gemm_name, OpRole role, int64_t a_elements,
+                  int64_t b_elements) {
+    const Fp8QuantizeTraffic traffic = ScaleSwizzleTraffic(fp8_.recipe, a_elements, b_elements);
+    if (traffic.num_launches == 0) return;
+    role.kind = OpKind::kFp8Quantize;
+    role.operand = Fp8Operand::kGemmScales;
+    Op op = NewOp(gemm_name + ".fp8_scale_swizzle", role);
+    op.bytes = traffic.bytes;
+    op.num_launches = traffic.num_launches;
+    ops_.push_back(std::move(op));
+  }
   Op NewOp(std::string name, OpRole role) const {
     Op op;
     op.phase = phase_;
@@ -137,6 +192,7 @@ class OpSink {
   }
   Phase phase_;
   int64_t layer_;
+  Fp8Settings fp8_;
   std::vector<Op> ops_;
 };
 

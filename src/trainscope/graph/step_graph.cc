@@ -3,8 +3,11 @@
 // sync and optimizer ops; plus MegatronModelFlopsPerStep, Megatron's reported FLOPs.
 #include "trainscope/graph/step_graph.h"
 
+#include <utility>
+
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
+#include "trainscope/graph/fp8_ops.h"
 #include "trainscope/graph/layer_ops.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/graph/step_graph_internal.h"
@@ -39,6 +42,34 @@ struct ChunkOps {
   std::vector<Op> backward;
 };
 
+// Delayed scaling's amax-history and scale update after the decoder layers' forward or
+// backward pass: Megatron wraps the whole TransformerBlock pass in one fp8 autocast for the
+// delayed recipe (megatron/core/transformer/transformer_block.py, TransformerBlock.forward), and
+// TE updates at its exit (forward) and after the first module's backward (quantization.py,
+// reduce_and_update_fp8_tensors). It covers the casts of `ops[first, end)`. Nothing for the
+// other recipes (they derive each scale from the tensor it quantizes) or without FP8.
+void AppendFp8ScaleUpdate(std::vector<Op>& ops, size_t first, Phase phase,
+                          const LayerOpContext& context) {
+  const Fp8Settings fp8 = MakeFp8Settings(context.training);
+  if (!fp8.enabled || fp8.recipe != config::Fp8Recipe::kDelayed) return;
+  int64_t num_tensors = 0;
+  for (size_t i = first; i < ops.size(); ++i) {
+    const Fp8Operand operand = ops[i].role.operand;
+    num_tensors += operand != Fp8Operand::kNone && operand != Fp8Operand::kGemmScales;
+  }
+  if (num_tensors == 0) return;
+  const Fp8QuantizeTraffic traffic = ScaleUpdateTraffic(num_tensors);
+  Op op;
+  op.phase = phase;
+  op.name = "fp8.scale_update";
+  op.role = OpRole{.kind = OpKind::kFp8ScaleUpdate,
+                   .block = OpBlock::kFp8Scaling,
+                   .pass = phase == Phase::kForward ? OpPass::kForward : OpPass::kBackward};
+  op.bytes = traffic.bytes;
+  op.num_launches = traffic.num_launches;
+  ops.push_back(std::move(op));
+}
+
 // Step order; each FSDP unit's param AG precedes its forward and its backward (with recompute),
 // its grad RS follows its backward. The MTP units are gathered and reduced around MtpForward /
 // MtpBackward as a block.
@@ -48,10 +79,12 @@ ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
   const int64_t num_layers = context.model.NumLayers();
   if (chunk.has_vision) Append(ops.forward, VisionForward(context));
   if (chunk.has_embedding) Append(ops.forward, EmbeddingForward(context));
+  const size_t forward_layers_begin = ops.forward.size();
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
     AppendFsdp(ops.forward, fsdp, chunk.first_layer + i, &FsdpUnitOps::forward_gather);
     Append(ops.forward, DecoderLayerForward(context, chunk.first_layer + i));
   }
+  AppendFp8ScaleUpdate(ops.forward, forward_layers_begin, Phase::kForward, context);
   for (int64_t i = 0; i < chunk.num_mtp_layers; ++i) {
     AppendFsdp(ops.forward, fsdp, num_layers + i, &FsdpUnitOps::forward_gather);
   }
@@ -65,6 +98,7 @@ ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
   for (int64_t i = 0; i < chunk.num_mtp_layers; ++i) {
     AppendFsdp(ops.backward, fsdp, num_layers + i, &FsdpUnitOps::grad_reduce);
   }
+  const size_t backward_layers_begin = ops.backward.size();
   for (int64_t i = chunk.num_layers - 1; i >= 0; --i) {
     const int64_t layer = chunk.first_layer + i;
     AppendFsdp(ops.backward, fsdp, layer, &FsdpUnitOps::backward_gather);
@@ -73,6 +107,7 @@ ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
     Append(ops.backward, DecoderLayerBackward(context, layer));
     AppendFsdp(ops.backward, fsdp, layer, &FsdpUnitOps::grad_reduce);
   }
+  AppendFp8ScaleUpdate(ops.backward, backward_layers_begin, Phase::kBackward, context);
   if (chunk.has_embedding) Append(ops.backward, EmbeddingBackward(context));
   if (chunk.has_vision) Append(ops.backward, VisionBackward(context));
   return ops;

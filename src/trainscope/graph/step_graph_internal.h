@@ -58,7 +58,8 @@ struct ScheduleState {
 // The passes of this rank in issue order: 1F1B for v = 1, else interleaved (schedules.py).
 [[nodiscard]] std::vector<Pass> RankSchedule(const config::TrainingConfig& training,
                                              const PipelinePeers& peers, int64_t num_micro_batches);
-// Emits one pass: the receive it waits for, `ops` chained in order, then the send.
+// Emits one pass: the receive it waits for, `ops` chained in order (without the casts of cached
+// FP8 weights after the chunk's first micro-batch), then the send.
 void EmitPass(GraphWriter& writer, const Pass& pass, const std::vector<Op>& ops,
               const PipelinePeers& peers, ScheduleState& state);
 

@@ -143,6 +143,11 @@ void EmitPass(GraphWriter& writer, const Pass& pass, const std::vector<Op>& ops,
   if (receives) deps.push_back(writer.Add(P2pOp(peers, pass, /*send=*/false), {}));
   int64_t last = *std::max_element(deps.begin(), deps.end());
   for (const Op& layer_op : ops) {
+    // TE quantizes a cached FP8 weight on the chunk's first micro-batch only
+    // (transformer_engine/pytorch/module/linear.py: quantize_weight(update_workspace=
+    // is_first_microbatch is None or is_first_microbatch); Megatron's forward_step sets the flag
+    // for the first micro-batch of each model chunk, schedules.py).
+    if (layer_op.role.operand == Fp8Operand::kCachedWeight && pass.micro_batch > 0) continue;
     Op op = layer_op;
     op.micro_batch = pass.micro_batch;
     op.model_chunk = pass.chunk;

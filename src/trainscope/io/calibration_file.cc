@@ -41,7 +41,7 @@ using cost::ComputeEfficiency;
 using cost::LinkEfficiency;
 
 // The one table of ComputeEfficiency keys.
-constexpr std::array<Field<ComputeEfficiency>, 15> kComputeFields = {{
+constexpr std::array<Field<ComputeEfficiency>, 16> kComputeFields = {{
     {"bf16_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::bf16_gemm_efficiency},
     {"fp8_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::fp8_gemm_efficiency},
     {"gemm_tile_m", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_m},
@@ -49,6 +49,8 @@ constexpr std::array<Field<ComputeEfficiency>, 15> kComputeFields = {{
     {"gemm_tile_k", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_k},
     {"fused_kernel_efficiency", kEfficiencyRange, &ComputeEfficiency::fused_kernel_efficiency},
     {"memory_efficiency", kEfficiencyRange, &ComputeEfficiency::memory_efficiency},
+    {"fp8_cast_memory_efficiency", kEfficiencyRange,
+     &ComputeEfficiency::fp8_cast_memory_efficiency},
     {"attention_forward_efficiency", kEfficiencyRange,
      &ComputeEfficiency::attention_forward_efficiency},
     {"attention_backward_efficiency", kEfficiencyRange,

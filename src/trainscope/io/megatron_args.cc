@@ -290,6 +290,16 @@ void ApplyDynamicBatching(CliRequest& request) {
       flags.data_pad_size_multiplier.value_or(config::BatchConfig{}.data_pad_size_multiplier);
 }
 
+// --pipeline-model-parallel-layout sets v = stages / p when v was not given
+// (arguments.py "Uneven virtual pipeline parallelism"); a given v that differs, or a stage count
+// p does not divide, is left for Validate() to report as C50.
+void ApplyPipelineLayout(CliRequest& request) {
+  config::TrainingConfig& t = request.training;
+  const auto stages = static_cast<int64_t>(t.split.layout.size());
+  if (stages == 0 || t.parallel.virtual_stages != 1 || stages % t.parallel.pipeline != 0) return;
+  t.parallel.virtual_stages = stages / t.parallel.pipeline;
+}
+
 }  // namespace
 
 CliRequest ParseCommandLine(std::span<const std::string> args,
@@ -302,6 +312,7 @@ CliRequest ParseCommandLine(std::span<const std::string> args,
   ApplyFixes(specs, request);
   request.training = config::WithFrameworkDefaults(std::move(request.training));
   ApplyDynamicBatching(request);
+  ApplyPipelineLayout(request);
   CheckGridAndDefaultWorldSize(request);
   return request;
 }
@@ -311,6 +322,7 @@ void ApplyTrainingFlags(std::span<const std::string> tokens, CliRequest& request
   ParseFlags(tokens, kTrainingOnly, AllFlags(), request);
   request.training = config::WithFrameworkDefaults(std::move(request.training));
   ApplyDynamicBatching(request);
+  ApplyPipelineLayout(request);
 }
 
 std::string FlagHelp(FlagGroup group) {

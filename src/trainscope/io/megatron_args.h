@@ -141,6 +141,10 @@ struct RlFlags {
   double kl_coef = 0;                         // --kl-coef
   bool use_rollout_logprobs = false;          // --use-rollout-logprobs
   bool async = false;                         // --rl-async
+  // Optimizer steps per RL step in AReaL and verl (study::RlTraining).
+  std::optional<int64_t> ppo_n_minibatches;    // --ppo-n-minibatches (AReaL actor.*)
+  std::optional<int64_t> ppo_mini_batch_size;  // --ppo-mini-batch-size, prompts (verl actor.*)
+  int64_t ppo_epochs = 1;                      // --ppo-epochs (verl actor.*)
 };
 
 struct CliRequest {

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "trainscope/config/enum_names.h"
+#include "trainscope/config/pipeline_layout.h"
 #include "trainscope/cost/weight_sync.h"
 #include "trainscope/error.h"
 #include "trainscope/io/input_ranges.h"
@@ -233,6 +234,13 @@ std::vector<FlagSpec> ParallelFlags() {
       OptionalCount(
           {"--decoder-last-pipeline-num-layers"}, kMaxLayers,
           [](R& r) -> std::optional<int64_t>& { return r.training.split.last_stage_layers; }),
+      {{"--pipeline-model-parallel-layout"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         r.training.split.layout = config::ParsePipelineLayout(use.values.front());
+         r.training.split.layout_text = use.values.front();
+       }},
       Switch({"--account-for-embedding-in-pipeline-split"}, true,
              [](R& r) -> bool& { return r.training.split.account_for_embedding; }),
       Switch({"--account-for-loss-in-pipeline-split"}, true,
@@ -334,6 +342,8 @@ std::vector<FlagSpec> TrainingFlags() {
           [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }, false),
       Switch({"--fp8-param-gather"}, true,
              [](R& r) -> bool& { return r.training.precision.fp8_param_gather; }),
+      Switch({"--disable-parameter-transpose-cache"}, true,
+             [](R& r) -> bool& { return r.training.precision.disable_parameter_transpose_cache; }),
       Switch({"--use-precision-aware-optimizer"}, true,
              [](R& r) -> bool& { return r.training.precision.precision_aware_optimizer; }),
       // bf16 main grads also switch off fp32 accumulation (arguments.py:1204-1216).
@@ -716,6 +726,18 @@ std::vector<FlagSpec> RlStepFlags() {
          r.rl.mem_fraction_static = ParseNumberIn(use, kFlagFractionRange);
        }},
       Switch({"--use-kl-loss"}, false, [](R& r) -> bool& { return r.rl.use_kl_loss; }),
+      {{"--ppo-n-minibatches"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.ppo_n_minibatches = Size(use, kMaxRlSamples); }},
+      {{"--ppo-mini-batch-size"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.ppo_mini_batch_size = Size(use, kMaxRlSamples); }},
+      {{"--ppo-epochs"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) { r.rl.ppo_epochs = Size(use, kMaxRlSamples); }},
       {{"--kl-coef"},
        Arity::kOne,
        false,
@@ -970,6 +992,12 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--sglang-mem-fraction-static", FlagGroup::kRl, "F",
      "GPU memory share of a rollout engine, 0.001..1 (default 0.8)"},
     {"--use-kl-loss", FlagGroup::kRl, "", "KL loss against the reference: adds the ref pass"},
+    {"--ppo-n-minibatches", FlagGroup::kRl, "N",
+     "AReaL (--framework areal): optimizer steps per RL step, each over 1/N of the samples "
+     "(default 4)"},
+    {"--ppo-mini-batch-size", FlagGroup::kRl, "P",
+     "verl (--framework verl): prompts per optimizer step (default 256)"},
+    {"--ppo-epochs", FlagGroup::kRl, "E", "verl: passes over the rollout's samples (default 1)"},
     {"--kl-coef", FlagGroup::kRl, "X", "KL coefficient; != 0 adds the ref pass (default 0)"},
     {"--use-rollout-logprobs", FlagGroup::kRl, "",
      "use the engine's log-probs: no old-policy pass"},
@@ -1018,6 +1046,9 @@ constexpr FlagDoc kFlagDocs[] = {
      "decoder layers on the first stage, <= 1e4"},
     {"--decoder-last-pipeline-num-layers", FlagGroup::kTraining, "N",
      "decoder layers on the last stage, <= 1e4"},
+    {"--pipeline-model-parallel-layout", FlagGroup::kTraining, "LAYOUT",
+     "layers per stage as Megatron spells it, e.g. \"Et*4|(t*4|)*14tmL\" (E embedding, t "
+     "decoder, m MTP, L loss; '|' between stages; sets v = stages/p)"},
     {"--account-for-embedding-in-pipeline-split", FlagGroup::kTraining, "",
      "the embedding counts as a layer in the split"},
     {"--account-for-loss-in-pipeline-split", FlagGroup::kTraining, "",
@@ -1066,6 +1097,8 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--grad-reduce-in-bf16", FlagGroup::kTraining, "", "reduce gradients in bf16"},
     {"--fp8-param-gather", FlagGroup::kTraining, "",
      "keep and all-gather TE linear weights in FP8"},
+    {"--disable-parameter-transpose-cache", FlagGroup::kTraining, "",
+     "re-quantize FP8 weights every micro-batch (no cache)"},
     {"--use-precision-aware-optimizer", FlagGroup::kTraining, "",
      "TE FusedAdam with the dtypes below"},
     {"--main-grads-dtype", FlagGroup::kTraining, "fp32|bf16", "main gradient dtype (default fp32)"},

@@ -246,7 +246,10 @@ std::string LayoutFlags(const config::ModelConfig& model, const TrainingConfig& 
   if (t.sequence_parallel) out += " --sequence-parallel";
   if (t.overlap.tp_comm_overlap) out += " --tp-comm-overlap";
   out += fmt::format(" --pipeline-model-parallel-size {}", p.pipeline);
-  if (p.virtual_stages > 1) {
+  if (!t.split.layout.empty()) {
+    out += fmt::format(" --pipeline-model-parallel-layout \"{}\"", t.split.layout_text);
+    if (!t.overlap.overlap_p2p_comm) out += " --no-overlap-p2p-communication";
+  } else if (p.virtual_stages > 1) {
     out += fmt::format(" --num-virtual-stages-per-pipeline-rank {}", p.virtual_stages);
     if (!t.overlap.overlap_p2p_comm) out += " --no-overlap-p2p-communication";
   }

@@ -26,7 +26,8 @@ Json BreakdownJson(const sim::Breakdown& b) {
               {"optimizer_s", b.optimizer_seconds},
               {"compute_total_s", b.total_compute_seconds},
               {"exposed_comm_total_s", b.total_exposed_comm_seconds},
-              {"launch_overhead_s", b.launch_overhead_seconds}};
+              {"launch_overhead_s", b.launch_overhead_seconds},
+              {"fp8_overhead_s", b.fp8_overhead_seconds}};
 }
 
 bool Fits(const study::Study& study, const study::StudyResult& result) {
@@ -79,6 +80,20 @@ std::string DynamicBatchingText(const study::Study& study, const cost::DynamicBa
       d.busiest_rank, d.attention_flops_fraction, d.memory_bin_tokens);
 }
 
+// One line with each stage's FP8 overhead (docs/cost-model.md, "FP8 overhead kernels"), or ""
+// when no stage has any (BF16 runs).
+std::string Fp8StagesText(const sim::StepSimulation& sim) {
+  std::string stages;
+  bool any = false;
+  for (size_t i = 0; i < sim.lanes.size(); ++i) {
+    const double seconds = sim.stage_breakdowns[i].fp8_overhead_seconds;
+    any = any || seconds > 0;
+    stages += fmt::format("{}pp{} {}", i == 0 ? "" : ", ", sim.lanes[i].pipeline_rank, Ms(seconds));
+  }
+  if (!any) return "";
+  return "  FP8 cast / amax / scales (in compute and launch): " + stages + "\n";
+}
+
 }  // namespace
 
 std::string RenderSimulateJson(const study::Study& study, const study::StudyResult& result) {
@@ -94,6 +109,7 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
                       {"compute_s", b.total_compute_seconds},
                       {"exposed_comm_s", b.total_exposed_comm_seconds},
                       {"launch_overhead_s", b.launch_overhead_seconds},
+                      {"fp8_overhead_s", b.fp8_overhead_seconds},
                       {"bubble_s", b.bubble_seconds},
                       {"compute_by_family_s", SecondsMap(b.compute_seconds)},
                       {"exposed_comm_by_group_s", SecondsMap(b.exposed_comm_seconds)}});
@@ -213,6 +229,11 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
   out +=
       fmt::format("  {:<24}{:>14}{:>8}\n", "launch / host overhead", Ms(b.launch_overhead_seconds),
                   Percent(b.launch_overhead_seconds, m.step_seconds));
+  if (b.fp8_overhead_seconds > 0) {
+    out += fmt::format("  {:<24}{:>14}{:>8}  (in compute and launch above)\n",
+                       "FP8 cast / amax / scales", Ms(b.fp8_overhead_seconds),
+                       Percent(b.fp8_overhead_seconds, m.step_seconds));
+  }
   out += fmt::format("  {:<24}{:>14}{:>8}\n", "exposed communication",
                      Ms(b.total_exposed_comm_seconds),
                      Percent(b.total_exposed_comm_seconds, m.step_seconds));
@@ -243,6 +264,7 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
                     Ms(s.launch_overhead_seconds), Ms(s.total_exposed_comm_seconds),
                     Ms(s.bubble_seconds), groups.empty() ? "-" : groups);
   }
+  out += Fp8StagesText(sim);
   if (dynamic) out += DynamicBatchingText(study, *dynamic);
   if (result.sequence_packing) {
     const study::SequencePackingResult& s = *result.sequence_packing;

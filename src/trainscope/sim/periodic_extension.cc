@@ -35,7 +35,8 @@ Breakdown ExtendBreakdown(const Breakdown& first, const Breakdown& second, doubl
       .total_exposed_comm_seconds =
           Extend(first.total_exposed_comm_seconds, second.total_exposed_comm_seconds, k),
       .launch_overhead_seconds =
-          Extend(first.launch_overhead_seconds, second.launch_overhead_seconds, k)};
+          Extend(first.launch_overhead_seconds, second.launch_overhead_seconds, k),
+      .fp8_overhead_seconds = Extend(first.fp8_overhead_seconds, second.fp8_overhead_seconds, k)};
 }
 
 std::vector<CriticalPathShare> ExtendCriticalPath(const std::vector<CriticalPathShare>& first,

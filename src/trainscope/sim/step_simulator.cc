@@ -46,6 +46,10 @@ Breakdown LaneBreakdown(const LaneTimeline& lane, double step_seconds) {
       breakdown.compute_seconds[OpFamily(op)] += device;
       breakdown.total_compute_seconds += device;
       if (op.phase == graph::Phase::kOptimizer) breakdown.optimizer_seconds += device;
+      if (op.role.kind == graph::OpKind::kFp8Quantize ||
+          op.role.kind == graph::OpKind::kFp8ScaleUpdate) {
+        breakdown.fp8_overhead_seconds += seconds;
+      }
     }
     edges.push_back({timing.start_seconds, +1, cls});
     edges.push_back({timing.end_seconds, -1, cls});

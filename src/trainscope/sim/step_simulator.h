@@ -98,6 +98,10 @@ struct Breakdown {
   double total_compute_seconds = 0;
   double total_exposed_comm_seconds = 0;
   double launch_overhead_seconds = 0;
+  // The FP8 overhead ops (OpKind::kFp8Quantize, kFp8ScaleUpdate: casts, amax passes, column-wise
+  // copies, scale swizzles and updates), device and host-bound parts together; already counted
+  // in compute (their families) and launch overhead above, not an extra term of the partition.
+  double fp8_overhead_seconds = 0;
 };
 
 // Time on the critical path, summed by stage and category ("compute:attention", "comm:ep",

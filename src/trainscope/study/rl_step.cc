@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string_view>
 
 #include "trainscope/error.h"
 
@@ -27,9 +28,57 @@ double TrainerResidentBytes(const cost::RankMemory& rank) {
   return static_cast<double>(rank.weights_bytes + rank.grads_bytes + rank.optimizer_bytes);
 }
 
-int64_t NumOptimizerSteps(const Study& study, const RlOptions& options) {
+// Global batches covering the rollout's samples and optimizer steps per RL step (RlTraining).
+struct TrainSplit {
+  int64_t global_batches = 1;
+  int64_t optimizer_steps = 1;
+};
+
+// The global batch the split implies must be the training layout's: one line naming the flag
+// and the value to pass otherwise.
+void RequireGlobalBatch(int64_t samples_per_step, int64_t gbs, std::string_view why) {
+  if (samples_per_step == gbs) return;
+  throw InputError(fmt::format(
+      "--global-batch-size {}: {} trains {} samples per optimizer step; pass --global-batch-size "
+      "{}",
+      gbs, why, samples_per_step, samples_per_step));
+}
+
+TrainSplit SplitOfRollout(const Study& study, const RlOptions& options) {
+  const RlTraining& rl = options.training;
   const int64_t samples = options.rollout.num_prompts * options.rollout.samples_per_prompt;
   const int64_t gbs = study.training.GlobalBatchSize();
+  if (rl.ppo_n_minibatches && rl.framework != config::Framework::kAreal) {
+    throw UsageError("--ppo-n-minibatches: AReaL's setting; pass --framework areal");
+  }
+  if ((rl.ppo_mini_batch_size || rl.ppo_epochs != 1) && rl.framework != config::Framework::kVerl) {
+    throw UsageError(
+        "--ppo-mini-batch-size / --ppo-epochs: verl's settings; pass --framework verl");
+  }
+  if (rl.framework == config::Framework::kAreal) {
+    const int64_t n = rl.ppo_n_minibatches.value_or(4);
+    if (samples % n != 0) {
+      throw InputError(
+          fmt::format("--ppo-n-minibatches {}: prompts x samples per prompt = {} must split evenly",
+                      n, samples));
+    }
+    RequireGlobalBatch(samples / n, gbs,
+                       fmt::format("AReaL with --ppo-n-minibatches {} (default 4)", n));
+    return {.global_batches = n, .optimizer_steps = n};
+  }
+  if (rl.framework == config::Framework::kVerl) {
+    const int64_t mini = rl.ppo_mini_batch_size.value_or(256);
+    if (options.rollout.num_prompts % mini != 0) {
+      throw InputError(fmt::format(
+          "--ppo-mini-batch-size {} (default 256): must divide --rollout-batch-size {} (verl "
+          "train_batch_size)",
+          mini, options.rollout.num_prompts));
+    }
+    RequireGlobalBatch(mini * options.rollout.samples_per_prompt, gbs,
+                       fmt::format("verl with --ppo-mini-batch-size {} prompts", mini));
+    const int64_t batches = options.rollout.num_prompts / mini;
+    return {.global_batches = batches, .optimizer_steps = batches * rl.ppo_epochs};
+  }
   if (samples % gbs != 0) {
     throw InputError(
         fmt::format("--rollout-batch-size: prompts x samples per prompt = {} must be a multiple of "
@@ -37,7 +86,7 @@ int64_t NumOptimizerSteps(const Study& study, const RlOptions& options) {
                     "n_samples_per_prompt / global_batch_size)",
                     samples, gbs));
   }
-  return samples / gbs;
+  return {.global_batches = samples / gbs, .optimizer_steps = samples / gbs};
 }
 
 RlPhase Phase(RlPhaseKind kind, double seconds, int64_t gpus, int64_t peak_bytes,
@@ -108,7 +157,9 @@ RlStep RunRlStep(const Study& study, const RlOptions& options) {
         "asserts not colocate); drop --colocate");
   }
   RlStep step;
-  step.num_optimizer_steps = NumOptimizerSteps(study, options);
+  const TrainSplit split = SplitOfRollout(study, options);
+  step.num_optimizer_steps = split.optimizer_steps;
+  step.num_global_batches = split.global_batches;
   // Under dynamic batching the trainer packs the samples the rollout made: prompt + response
   // lengths, unless a --seq-length-distribution says otherwise.
   Study trained = study;
@@ -119,11 +170,12 @@ RlStep RunRlStep(const Study& study, const RlOptions& options) {
   const int64_t gpu_memory = study.cluster.gpu.memory_bytes;
 
   step.train = RunStudy(trained);
-  // One eval-mode pass over every rollout sample: a forward-only step over k global batches.
+  // One eval-mode pass over every rollout sample: a forward-only step over all the global
+  // batches (once, whatever verl's ppo_epochs).
   Study forward = trained;
   forward.training.forward_only = true;
   forward.training.batch.global_batch_size =
-      study.training.GlobalBatchSize() * step.num_optimizer_steps;
+      study.training.GlobalBatchSize() * step.num_global_batches;
   step.forward_only = RunStudy(forward);
   step.rollout = cost::EstimateRollout(study.model, study.cluster, study.compute, options.rollout);
   step.sync = cost::EstimateWeightSync(study.model, study.training, study.cluster, options.sync);

@@ -8,14 +8,29 @@
 #define TRAINSCOPE_STUDY_RL_STEP_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "trainscope/config/framework.h"
 #include "trainscope/cost/rollout.h"
 #include "trainscope/cost/weight_sync.h"
 #include "trainscope/study/study.h"
 
 namespace trainscope::study {
+
+// How the trainer splits one rollout into optimizer steps, per framework: slime (and plain
+// Megatron-Core / Megatron-Bridge) num_steps_per_rollout = prompts·samples / global batch
+// (slime/utils/arguments.py); AReaL actor.ppo_n_minibatches steps (default 4,
+// areal/api/cli_args.py PPOActorConfig); verl train_batch_size / ppo_mini_batch_size steps per
+// epoch, ppo_mini_batch_size in prompts (default 256) times ppo_epochs (default 1;
+// verl/trainer/config/actor/actor.yaml).
+struct RlTraining {
+  config::Framework framework = config::Framework::kSlime;
+  std::optional<int64_t> ppo_n_minibatches;    // AReaL
+  std::optional<int64_t> ppo_mini_batch_size;  // verl, prompts
+  int64_t ppo_epochs = 1;                      // verl
+};
 
 struct RlOptions {
   cost::RolloutOptions rollout;  // prompts, samples, lengths and the engines
@@ -25,6 +40,7 @@ struct RlOptions {
   // Rollout of step n+1 overlaps training on step n (slime train_async.py, AReaL with
   // max_head_offpolicyness > 0, verl fully async). Needs separate rollout GPUs.
   bool async = false;
+  RlTraining training;
 };
 
 enum class RlPhaseKind {
@@ -55,7 +71,8 @@ struct RlStep {
   std::vector<RlPhase> phases;  // in the order the step runs them
   double step_seconds = 0;
   RlPhaseKind bottleneck = RlPhaseKind::kRollout;  // the longest phase
-  int64_t num_optimizer_steps = 1;                 // k = prompts·samples / GBS
+  int64_t num_optimizer_steps = 1;                 // k, per framework (RlTraining)
+  int64_t num_global_batches = 1;                  // global batches covering the samples
   cost::RolloutEstimate rollout;
   cost::WeightSyncEstimate sync;
   StudyResult train;              // one actor optimizer step

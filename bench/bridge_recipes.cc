@@ -1,0 +1,455 @@
+#include "bridge_recipes.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "trainscope/config/pipeline_layout.h"
+
+namespace trainscope::bench {
+namespace {
+
+enum class Precision { kBf16, kFp8CurrentScaling, kMxfp8, kOther };
+
+Precision PrecisionOf(const std::string& lower) {
+  const auto has = [&](std::string_view part) { return lower.find(part) != std::string::npos; };
+  if (has("mx")) return Precision::kMxfp8;
+  if (has("bf16")) return Precision::kBf16;
+  if (has("cs") || has("current")) return Precision::kFp8CurrentScaling;
+  return Precision::kOther;
+}
+
+enum class Dispatch { kAllToAll, kHybridEp, kDeepEp };
+enum class Graphs { kNone, kTeAttnRouterPreprocess, kTeRouterPreprocess, kFullIteration };
+
+// One performance recipe: the layout it describes and the settings that change step time.
+struct Recipe {
+  std::string_view preset;
+  std::string_view gpu;
+  Precision precision;
+  int64_t tp, pp, vp, ep, mbs;
+  Dispatch dispatch;
+  Graphs graphs;
+  bool ep_overlap;
+  std::vector<std::string_view> recompute;  // selective modules; empty = none
+};
+
+// perf_recipes/<model>/<gpu>/<file>.py at the commit in the header, function
+// <model>_pretrain_<n>gpu_<gpu>_<precision>_config. "full iteration MXFP8" is
+// deepseek/common.py _enable_deepseek_full_iteration_mxfp8 and gpt_oss/common.py
+// _apply_gpt_oss_120b_full_iter_fp8mx_configs: flex dispatcher with the HybridEP backend,
+// cuda_graph_impl full_iteration, overlap_moe_expert_parallel_comm and delay_wgrad_compute.
+// Recipes that do not set the dispatcher keep the model bridge's "alltoall"
+// (models/deepseek/deepseek_v3_bridge.py, models/gpt_oss/gpt_oss_bridge.py).
+const std::vector<Recipe>& Recipes() {
+  using enum Precision;
+  using enum Dispatch;
+  using enum Graphs;
+  static const std::vector<Recipe> recipes = {
+      // deepseek/gb300/deepseek_v3.py
+      {"DeepSeek-V3",
+       "GB300",
+       kBf16,
+       1,
+       4,
+       4,
+       64,
+       1,
+       kAllToAll,
+       kTeAttnRouterPreprocess,
+       false,
+       {"moe_act"}},
+      {"DeepSeek-V3",
+       "GB300",
+       kFp8CurrentScaling,
+       1,
+       2,
+       8,
+       32,
+       2,
+       kAllToAll,
+       kNone,
+       false,
+       {"mla_up_proj"}},
+      {"DeepSeek-V3", "GB300", kMxfp8, 1, 2, 8, 32, 1, kHybridEp, kFullIteration, true, {}},
+      // deepseek/gb200/deepseek_v3.py
+      {"DeepSeek-V3",
+       "GB200",
+       kBf16,
+       1,
+       4,
+       4,
+       64,
+       1,
+       kAllToAll,
+       kTeAttnRouterPreprocess,
+       false,
+       {"mla_up_proj"}},
+      {"DeepSeek-V3",
+       "GB200",
+       kFp8CurrentScaling,
+       1,
+       4,
+       4,
+       64,
+       1,
+       kAllToAll,
+       kTeAttnRouterPreprocess,
+       false,
+       {"mlp"}},
+      {"DeepSeek-V3",
+       "GB200",
+       kMxfp8,
+       1,
+       4,
+       4,
+       64,
+       1,
+       kHybridEp,
+       kFullIteration,
+       true,
+       {"mla_up_proj"}},
+      // deepseek/b300/deepseek_v3.py (_enable_deepseek_transformer_engine_graph for BF16/FP8-CS)
+      {"DeepSeek-V3",
+       "B300",
+       kBf16,
+       1,
+       8,
+       2,
+       8,
+       1,
+       kAllToAll,
+       kTeAttnRouterPreprocess,
+       false,
+       {"mla_up_proj"}},
+      {"DeepSeek-V3",
+       "B300",
+       kFp8CurrentScaling,
+       1,
+       8,
+       2,
+       8,
+       1,
+       kAllToAll,
+       kTeAttnRouterPreprocess,
+       false,
+       {"mla_up_proj"}},
+      {"DeepSeek-V3",
+       "B300",
+       kMxfp8,
+       1,
+       8,
+       2,
+       8,
+       1,
+       kHybridEp,
+       kFullIteration,
+       true,
+       {"mla_up_proj"}},
+      // deepseek/b200/deepseek_v3.py
+      {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kAllToAll, kNone, false, {"mla_up_proj"}},
+      {"DeepSeek-V3",
+       "B200",
+       kFp8CurrentScaling,
+       1,
+       16,
+       1,
+       8,
+       1,
+       kAllToAll,
+       kNone,
+       false,
+       {"mla_up_proj"}},
+      {"DeepSeek-V3",
+       "B200",
+       kMxfp8,
+       1,
+       8,
+       2,
+       32,
+       1,
+       kDeepEp,
+       kTeAttnRouterPreprocess,
+       true,
+       {"mla_up_proj", "mlp"}},
+      // deepseek/h100/deepseek_v3.py
+      {"DeepSeek-V3",
+       "H100",
+       kBf16,
+       2,
+       8,
+       4,
+       64,
+       1,
+       kAllToAll,
+       kNone,
+       false,
+       {"mla_up_proj", "mlp"}},
+      {"DeepSeek-V3",
+       "H100",
+       kFp8CurrentScaling,
+       2,
+       8,
+       4,
+       64,
+       1,
+       kAllToAll,
+       kNone,
+       false,
+       {"mla_up_proj", "mlp"}},
+      // kimi/gb300/kimi_k2.py, kimi/gb200/kimi_k2.py, kimi/b200/kimi_k2.py
+      {"Kimi-K2", "GB300", kBf16, 1, 4, 4, 64, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
+      {"Kimi-K2",
+       "GB300",
+       kFp8CurrentScaling,
+       1,
+       4,
+       4,
+       64,
+       2,
+       kHybridEp,
+       kNone,
+       false,
+       {"mla_up_proj"}},
+      {"Kimi-K2", "GB300", kMxfp8, 1, 4, 4, 64, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
+      {"Kimi-K2",
+       "GB200",
+       kBf16,
+       1,
+       4,
+       4,
+       64,
+       1,
+       kHybridEp,
+       kTeRouterPreprocess,
+       false,
+       {"mla_up_proj"}},
+      {"Kimi-K2",
+       "GB200",
+       kFp8CurrentScaling,
+       1,
+       4,
+       4,
+       64,
+       1,
+       kHybridEp,
+       kTeRouterPreprocess,
+       false,
+       {"mla_up_proj"}},
+      {"Kimi-K2",
+       "GB200",
+       kMxfp8,
+       1,
+       4,
+       4,
+       64,
+       1,
+       kHybridEp,
+       kTeRouterPreprocess,
+       false,
+       {"mla_up_proj"}},
+      {"Kimi-K2", "B200", kBf16, 1, 16, 1, 16, 1, kAllToAll, kNone, false, {"mla_up_proj"}},
+      {"Kimi-K2",
+       "B200",
+       kFp8CurrentScaling,
+       1,
+       16,
+       1,
+       16,
+       1,
+       kAllToAll,
+       kNone,
+       false,
+       {"mla_up_proj"}},
+      {"Kimi-K2", "B200", kMxfp8, 1, 16, 1, 16, 1, kAllToAll, kNone, false, {"mla_up_proj"}},
+      // gpt_oss/<gpu>/gpt_oss.py, 120B
+      {"GPT-OSS-120B",
+       "GB300",
+       kBf16,
+       1,
+       1,
+       1,
+       64,
+       4,
+       kAllToAll,
+       kTeAttnRouterPreprocess,
+       false,
+       {}},
+      {"GPT-OSS-120B", "GB300", kMxfp8, 1, 1, 1, 16, 4, kHybridEp, kFullIteration, true, {}},
+      {"GPT-OSS-120B",
+       "GB200",
+       kBf16,
+       1,
+       1,
+       1,
+       64,
+       4,
+       kAllToAll,
+       kNone,
+       true,
+       {"layernorm", "moe_act"}},
+      {"GPT-OSS-120B", "GB200", kMxfp8, 1, 1, 1, 64, 4, kHybridEp, kFullIteration, true, {}},
+      {"GPT-OSS-120B", "B300", kBf16, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
+      {"GPT-OSS-120B",
+       "B300",
+       kMxfp8,
+       1,
+       1,
+       1,
+       8,
+       4,
+       kHybridEp,
+       kTeAttnRouterPreprocess,
+       false,
+       {}},
+      {"GPT-OSS-120B",
+       "B200",
+       kBf16,
+       1,
+       1,
+       1,
+       8,
+       4,
+       kAllToAll,
+       kNone,
+       false,
+       {"layernorm", "moe_act"}},
+      {"GPT-OSS-120B",
+       "B200",
+       kMxfp8,
+       1,
+       1,
+       1,
+       8,
+       4,
+       kAllToAll,
+       kNone,
+       false,
+       {"layernorm", "moe_act"}},
+      {"GPT-OSS-120B",
+       "H100",
+       kBf16,
+       1,
+       4,
+       1,
+       8,
+       1,
+       kAllToAll,
+       kNone,
+       false,
+       {"layernorm", "moe_act"}},
+      {"GPT-OSS-120B",
+       "H100",
+       kFp8CurrentScaling,
+       1,
+       4,
+       1,
+       8,
+       1,
+       kAllToAll,
+       kNone,
+       false,
+       {"layernorm", "moe_act"}},
+  };
+  return recipes;
+}
+
+std::string_view DispatchName(Dispatch dispatch) {
+  switch (dispatch) {
+    case Dispatch::kAllToAll:
+      return "alltoall";
+    case Dispatch::kHybridEp:
+      return "flex/hybridep";
+    case Dispatch::kDeepEp:
+      return "flex/deepep";
+  }
+  return "";
+}
+
+std::string_view GraphsName(Graphs graphs) {
+  switch (graphs) {
+    case Graphs::kNone:
+      return "none";
+    case Graphs::kTeAttnRouterPreprocess:
+      return "transformer_engine attn+moe_router+moe_preprocess";
+    case Graphs::kTeRouterPreprocess:
+      return "transformer_engine moe_router+moe_preprocess";
+    case Graphs::kFullIteration:
+      return "full_iteration";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<std::string> BridgeMlaPipelineLayout(const config::ModelConfig& model,
+                                                   int64_t stages) {
+  if (model.NumLayers() != 61) return std::nullopt;
+  const std::string last =
+      model.num_mtp_layers > 0 ? fmt::format("m*{}L", model.num_mtp_layers) : std::string("L");
+  switch (stages) {
+    case 4:
+      return fmt::format("Et*16|t*16|t*16|t*13{}", last);
+    case 8:
+      return fmt::format("Et*8|(t*8|)*6t*5{}", last);
+    case 16:
+      return fmt::format("Et*4|(t*4|)*14t{}", last);
+    case 32:
+      return fmt::format("Et|(tt|)*30{}", last);
+    default:
+      return std::nullopt;
+  }
+}
+
+std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std::string& gpu,
+                                           const std::string& precision_lower,
+                                           config::TrainingConfig& training) {
+  const Precision precision = PrecisionOf(precision_lower);
+  const config::ParallelSizes& p = training.parallel;
+  for (const Recipe& recipe : Recipes()) {
+    if (recipe.preset != preset || recipe.gpu != gpu || recipe.precision != precision ||
+        recipe.tp != p.tensor || recipe.pp != p.pipeline || recipe.vp != p.virtual_stages ||
+        recipe.ep != p.expert || recipe.mbs != training.batch.micro_batch_size) {
+      continue;
+    }
+    training.moe.dispatcher = recipe.dispatch == Dispatch::kAllToAll
+                                  ? config::TokenDispatcher::kAllToAll
+                                  : config::TokenDispatcher::kFlex;
+    training.moe.enable_deepep = recipe.dispatch == Dispatch::kDeepEp;
+    training.moe.overlap_expert_parallel_comm = recipe.ep_overlap;
+    training.cuda_graph = {};
+    switch (recipe.graphs) {
+      case Graphs::kNone:
+        break;
+      case Graphs::kTeAttnRouterPreprocess:
+        training.cuda_graph.impl = config::CudaGraphImpl::kTransformerEngine;
+        training.cuda_graph.modules = {"attn", "moe_router", "moe_preprocess"};
+        break;
+      case Graphs::kTeRouterPreprocess:
+        training.cuda_graph.impl = config::CudaGraphImpl::kTransformerEngine;
+        training.cuda_graph.modules = {"moe_router", "moe_preprocess"};
+        break;
+      case Graphs::kFullIteration:
+        training.cuda_graph.impl = config::CudaGraphImpl::kFullIteration;
+        break;
+    }
+    training.recompute = {};
+    if (!recipe.recompute.empty()) {
+      training.recompute.granularity = config::RecomputeGranularity::kSelective;
+      training.recompute.modules.assign(recipe.recompute.begin(), recipe.recompute.end());
+    }
+    std::string modules;
+    for (const std::string_view module : recipe.recompute) {
+      if (!modules.empty()) modules.push_back('+');
+      modules.append(module);
+    }
+    return {
+        fmt::format("Megatron-Bridge recipe: dispatcher {}, CUDA graphs {}, EP overlap {}, "
+                    "recompute {}",
+                    DispatchName(recipe.dispatch), GraphsName(recipe.graphs),
+                    recipe.ep_overlap ? "on" : "off", modules.empty() ? "none" : modules)};
+  }
+  return {};
+}
+
+}  // namespace trainscope::bench

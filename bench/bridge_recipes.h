@@ -1,0 +1,38 @@
+// The software settings of Megatron-Bridge's performance recipes (the runs behind its published
+// performance tables) that change step time: token dispatcher, CUDA-graph implementation and
+// scope, EP communication overlap, selective-recompute modules and the pipeline layout. Read
+// from NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/perf_recipes/<model>/<gpu>/*.py at commit
+// 067f987df03b8355b03192d88d70f1709fedf51a (2026-08-22). A recipe describes one layout, so its
+// settings are applied only to a published row whose layout matches it exactly; a row of another
+// layout ran another recipe version whose settings are unknown and keeps the bench's defaults.
+// Benchmark-side knowledge about how those publications ran, not part of the library.
+#ifndef TRAINSCOPE_BENCH_BRIDGE_RECIPES_H_
+#define TRAINSCOPE_BENCH_BRIDGE_RECIPES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/config/model_config.h"
+#include "trainscope/config/training_config.h"
+
+namespace trainscope::bench {
+
+// Megatron-Bridge's DeepSeek-V3 / Kimi-K2 pipeline layout for p·v stages (recipes/deepseek/
+// h100/deepseek_v3.py _get_deepseek_v3_pipeline_layout; the 1,024-GPU H100 recipes'
+// "Et|(tt|)*30mL" for 32 stages), with "m" only when the model has an MTP layer. nullopt for a
+// stage count the recipes do not define or a model without 61 layers.
+[[nodiscard]] std::optional<std::string> BridgeMlaPipelineLayout(const config::ModelConfig& model,
+                                                                 int64_t stages);
+
+// Applies the recipe whose (model preset, GPU, precision, TP, PP, VP, EP, micro-batch) matches
+// the row to `training` and returns what it set, for the assumptions list; empty when no recipe
+// matches. `precision_lower` is the row's precision column in lower case.
+[[nodiscard]] std::vector<std::string> ApplyBridgeRecipe(const std::string& preset,
+                                                         const std::string& gpu,
+                                                         const std::string& precision_lower,
+                                                         config::TrainingConfig& training);
+
+}  // namespace trainscope::bench
+
+#endif  // TRAINSCOPE_BENCH_BRIDGE_RECIPES_H_

@@ -1,0 +1,243 @@
+// FP8 overhead ops against hand-derived byte counts (bf16 read = 2 B per element, FP8 write =
+// 1 B per element and usage, scales per recipe as docs/cost-model.md "FP8 overhead kernels"
+// derives them) and against where Transformer Engine runs them: the input and weight casts
+// before each forward GEMM (module/linear.py, _Linear.forward), the output-gradient cast before
+// dgrad, none before wgrad, the weight cast once per chunk with the FP8 weight cache
+// (is_first_microbatch), and delayed scaling's update once per pass.
+#include "trainscope/graph/fp8_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tiny_configs.h"
+#include "trainscope/graph/layer_ops.h"
+#include "trainscope/graph/step_graph.h"
+
+namespace trainscope::graph {
+namespace {
+
+using config::Fp8Recipe;
+using testing_configs::TinyModel;
+using testing_configs::Training;
+
+constexpr Fp8Usage kBoth{.rowwise = true, .columnwise = true};
+constexpr Fp8Usage kRowwise{.rowwise = true, .columnwise = false};
+
+// A 4096 x 1024 tensor: E elements, a multiple of every block size.
+constexpr int64_t kE = 4096 * 1024;
+
+TEST(Fp8OpsTest, DelayedCastReadsOnceAndWritesEachUsage) {
+  // 2E read (amax fused), E row-wise + E column-wise written, one fp32 scale_inv.
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kDelayed, kE, kBoth, /*weight=*/false),
+            (Fp8QuantizeTraffic{.bytes = 4 * kE + 4, .columnwise_bytes = kE, .num_launches = 1}));
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kDelayed, kE, kRowwise, false),
+            (Fp8QuantizeTraffic{.bytes = 3 * kE + 4, .columnwise_bytes = 0, .num_launches = 1}));
+}
+
+TEST(Fp8OpsTest, TensorwiseCastAddsAnAmaxPassAndTwoKernels) {
+  // amax pass 2E, cast 2E + 2E written, scale 12 B + scale_inv 4 B; amax, scale, cast kernels.
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kTensorwise, kE, kBoth, false),
+            (Fp8QuantizeTraffic{.bytes = 6 * kE + 16, .columnwise_bytes = kE, .num_launches = 3}));
+}
+
+TEST(Fp8OpsTest, BlockwiseWritesOneFp32ScalePerBlockAndUsage) {
+  // Activations 1x128: 2 usages x E/128 x 4 B = E/16. Weights 128x128: 2 x E/16384 x 4 B.
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kBlockwise, kE, kBoth, false),
+            (Fp8QuantizeTraffic{.bytes = 4 * kE + kE / 16, .num_launches = 1}));
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kBlockwise, kE, kBoth, /*weight=*/true),
+            (Fp8QuantizeTraffic{.bytes = 4 * kE + 8 * kE / 16384, .num_launches = 1}));
+}
+
+TEST(Fp8OpsTest, Mxfp8WritesOneE8m0ScalePer32ElementsAndUsage) {
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kMxfp8, kE, kBoth, false),
+            (Fp8QuantizeTraffic{.bytes = 4 * kE + 2 * kE / 32, .num_launches = 1}));
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kMxfp8, kE, kRowwise, false),
+            (Fp8QuantizeTraffic{.bytes = 3 * kE + kE / 32, .num_launches = 1}));
+}
+
+TEST(Fp8OpsTest, GroupedTensorsMultiplyBytesAndLaunches) {
+  const Fp8QuantizeTraffic one = QuantizeTraffic(Fp8Recipe::kTensorwise, kE, kBoth, true);
+  const Fp8QuantizeTraffic eight = QuantizeTraffic(Fp8Recipe::kTensorwise, kE, kBoth, true, 8);
+  EXPECT_EQ(eight.bytes, 8 * one.bytes);
+  EXPECT_EQ(eight.columnwise_bytes, 8 * one.columnwise_bytes);
+  EXPECT_EQ(eight.num_launches, 24);
+}
+
+TEST(Fp8OpsTest, OnlyMxfp8SwizzlesScalesReadAndWrittenOnce) {
+  EXPECT_EQ(ScaleSwizzleTraffic(Fp8Recipe::kMxfp8, kE, 2 * kE),
+            (Fp8QuantizeTraffic{.bytes = 2 * (kE / 32 + 2 * kE / 32), .num_launches = 2}));
+  for (Fp8Recipe recipe : {Fp8Recipe::kDelayed, Fp8Recipe::kTensorwise, Fp8Recipe::kBlockwise}) {
+    EXPECT_EQ(ScaleSwizzleTraffic(recipe, kE, kE), Fp8QuantizeTraffic{});
+  }
+}
+
+TEST(Fp8OpsTest, ScaleUpdateMovesThirtyTwoBytesPerTensorInTwoLaunches) {
+  EXPECT_EQ(ScaleUpdateTraffic(10), (Fp8QuantizeTraffic{.bytes = 320, .num_launches = 2}));
+}
+
+config::TrainingConfig Fp8Training(Fp8Recipe recipe, int64_t num_micro_batches = 1) {
+  config::TrainingConfig training = Training(1, 1, 1, num_micro_batches);
+  training.precision.fp8 = config::Fp8Format::kHybrid;
+  training.precision.fp8_recipe = recipe;
+  return training;
+}
+
+std::vector<Op> Casts(const std::vector<Op>& ops) {
+  std::vector<Op> out;
+  for (const Op& op : ops) {
+    if (op.role.kind == OpKind::kFp8Quantize) out.push_back(op);
+  }
+  return out;
+}
+
+const Op* Find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+TEST(Fp8OpsTest, Bf16LayersHaveNoFp8Ops) {
+  const config::ModelConfig model = TinyModel();
+  const config::TrainingConfig training = Training(1, 1, 1, 1);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  EXPECT_TRUE(Casts(DecoderLayerForward(context, 0)).empty());
+  EXPECT_TRUE(Casts(DecoderLayerBackward(context, 0)).empty());
+}
+
+// Tiny Qwen3 (h 64, F 192, 4 heads of 32, 2 KV heads), s·b = 256 tokens, t = 1.
+TEST(Fp8OpsTest, ForwardCastsTheInputAndWeightOfEachLinearBeforeItsGemm) {
+  const config::ModelConfig model = TinyModel();
+  const config::TrainingConfig training = Fp8Training(Fp8Recipe::kTensorwise);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  // qkv: input 256 x 64, weight (4 + 2·2)·32 = 256 x 64; both usages: 6E + 16 bytes each.
+  const Op* input = Find(fwd, "attention.linear_qkv.fp8_cast_input");
+  const Op* weight = Find(fwd, "attention.linear_qkv.fp8_cast_weight");
+  ASSERT_NE(input, nullptr);
+  ASSERT_NE(weight, nullptr);
+  EXPECT_EQ(input->bytes, 6 * 256 * 64 + 16);
+  EXPECT_EQ(input->fp8_columnwise_bytes, 256 * 64);
+  EXPECT_EQ(input->num_launches, 3);
+  EXPECT_EQ(input->role.operand, Fp8Operand::kInput);
+  EXPECT_EQ(input->role.block, OpBlock::kAttention);
+  EXPECT_EQ(weight->bytes, 6 * 256 * 64 + 16);
+  EXPECT_EQ(weight->role.operand, Fp8Operand::kCachedWeight);
+  // fc2: input 256 x 192 (F), weight 64 x 192.
+  EXPECT_EQ(Find(fwd, "mlp.linear_fc2.fp8_cast_input")->bytes, 6 * 256 * 192 + 16);
+  EXPECT_EQ(Find(fwd, "mlp.linear_fc2.fp8_cast_weight")->bytes, 6 * 64 * 192 + 16);
+  // Each weight cast directly precedes its GEMM.
+  for (size_t i = 0; i + 1 < fwd.size(); ++i) {
+    if (fwd[i].role.operand == Fp8Operand::kCachedWeight) {
+      EXPECT_EQ(fwd[i + 1].role.kind, OpKind::kGemm) << fwd[i].name;
+    }
+  }
+  // Four TE linears (qkv, proj, fc1, fc2): two casts each, no swizzle outside MXFP8.
+  EXPECT_EQ(Casts(fwd).size(), 8u);
+}
+
+TEST(Fp8OpsTest, BackwardCastsTheOutputGradientBeforeEachDgradOnly) {
+  const config::ModelConfig model = TinyModel();
+  const config::TrainingConfig training = Fp8Training(Fp8Recipe::kDelayed);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  const std::vector<Op> casts = Casts(bwd);
+  ASSERT_EQ(casts.size(), 4u);
+  for (const Op& op : casts) {
+    EXPECT_EQ(op.role.operand, Fp8Operand::kGradOutput) << op.name;
+    EXPECT_EQ(op.role.pass, OpPass::kBackward) << op.name;
+  }
+  // fc2's dgrad input is the 256 x 64 output gradient: 2E read + 2E written + 4 B.
+  EXPECT_EQ(Find(bwd, "mlp.linear_fc2.fp8_cast_grad_output")->bytes, 4 * 256 * 64 + 4);
+}
+
+TEST(Fp8OpsTest, Mxfp8SwizzlesScalesBeforeEveryGemm) {
+  const config::ModelConfig model = TinyModel();
+  const config::TrainingConfig training = Fp8Training(Fp8Recipe::kMxfp8);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  int64_t swizzles = 0;
+  for (const std::vector<Op>& ops :
+       {DecoderLayerForward(context, 0), DecoderLayerBackward(context, 0)}) {
+    for (const Op& op : ops) swizzles += op.role.operand == Fp8Operand::kGemmScales;
+  }
+  EXPECT_EQ(swizzles, 12);  // 4 linears x (fprop, dgrad, wgrad)
+  // wgrad of fc2: column-wise grad output 256 x 64 and input 256 x 192, 1 B per 32, r + w.
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  EXPECT_EQ(Find(bwd, "mlp.linear_fc2.wgrad.fp8_scale_swizzle")->bytes,
+            2 * (256 * 64 / 32 + 256 * 192 / 32));
+}
+
+TEST(Fp8OpsTest, RecomputeReplaysInputCastsButNotCachedWeights) {
+  const config::ModelConfig model = TinyModel();
+  config::TrainingConfig training = Fp8Training(Fp8Recipe::kTensorwise);
+  const LayerOpContext cached = MakeLayerOpContext(model, training);
+  const std::vector<Op> replay = Casts(DecoderLayerRecompute(cached, 0, /*full=*/true));
+  EXPECT_EQ(replay.size(), 4u);
+  for (const Op& op : replay) EXPECT_EQ(op.role.operand, Fp8Operand::kInput) << op.name;
+  // Without the cache every forward, the replay included, quantizes the weights again.
+  training.precision.disable_parameter_transpose_cache = true;
+  const LayerOpContext uncached = MakeLayerOpContext(model, training);
+  EXPECT_EQ(Casts(DecoderLayerRecompute(uncached, 0, true)).size(), 8u);
+}
+
+TEST(Fp8OpsTest, Fp8ParamGatherLeavesNoWeightCasts) {
+  const config::ModelConfig model = TinyModel();
+  config::TrainingConfig training = Fp8Training(Fp8Recipe::kDelayed);
+  training.precision.fp8_param_gather = true;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> casts = Casts(DecoderLayerForward(context, 0));
+  EXPECT_EQ(casts.size(), 4u);
+  for (const Op& op : casts) EXPECT_EQ(op.role.operand, Fp8Operand::kInput) << op.name;
+}
+
+int64_t CountOperand(const StepGraph& graph, Fp8Operand operand, int64_t micro_batch) {
+  int64_t count = 0;
+  for (const Op& op : graph.ops) {
+    count += op.role.operand == operand && op.micro_batch == micro_batch;
+  }
+  return count;
+}
+
+// Four layers of four TE linears, four micro-batches, one stage.
+TEST(Fp8OpsTest, CachedWeightsAreCastOnTheFirstMicroBatchOnly) {
+  const config::ModelConfig model = TinyModel();
+  config::TrainingConfig training = Fp8Training(Fp8Recipe::kTensorwise, 4);
+  const StepGraph cached = BuildStepGraph(model, training, 0);
+  EXPECT_EQ(CountOperand(cached, Fp8Operand::kCachedWeight, 0), 16);
+  for (int64_t mb = 1; mb < 4; ++mb) {
+    EXPECT_EQ(CountOperand(cached, Fp8Operand::kCachedWeight, mb), 0);
+    EXPECT_EQ(CountOperand(cached, Fp8Operand::kInput, mb), 16);
+    EXPECT_EQ(CountOperand(cached, Fp8Operand::kGradOutput, mb), 16);
+  }
+  training.precision.disable_parameter_transpose_cache = true;
+  const StepGraph uncached = BuildStepGraph(model, training, 0);
+  for (int64_t mb = 0; mb < 4; ++mb) EXPECT_EQ(CountOperand(uncached, Fp8Operand::kWeight, mb), 16);
+}
+
+int64_t CountScaleUpdates(const StepGraph& graph, Phase phase) {
+  int64_t count = 0;
+  for (const Op& op : graph.ops) {
+    count += op.role.kind == OpKind::kFp8ScaleUpdate && op.phase == phase;
+  }
+  return count;
+}
+
+TEST(Fp8OpsTest, DelayedScalingUpdatesScalesOncePerForwardAndBackwardPass) {
+  const config::ModelConfig model = TinyModel();
+  const StepGraph delayed = BuildStepGraph(model, Fp8Training(Fp8Recipe::kDelayed, 3), 0);
+  EXPECT_EQ(CountScaleUpdates(delayed, Phase::kForward), 3);
+  EXPECT_EQ(CountScaleUpdates(delayed, Phase::kBackward), 3);
+  for (const Op& op : delayed.ops) {
+    if (op.role.kind != OpKind::kFp8ScaleUpdate) continue;
+    EXPECT_EQ(op.role.block, OpBlock::kFp8Scaling);
+    EXPECT_EQ(op.num_launches, 2);
+  }
+  const StepGraph current = BuildStepGraph(model, Fp8Training(Fp8Recipe::kTensorwise, 3), 0);
+  EXPECT_EQ(CountScaleUpdates(current, Phase::kForward), 0);
+  EXPECT_EQ(CountScaleUpdates(current, Phase::kBackward), 0);
+}
+
+}  // namespace
+}  // namespace trainscope::graph
