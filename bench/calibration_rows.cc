@@ -34,7 +34,10 @@ std::string SourceFamily(const std::string& source) {
   const std::string lower = Lower(source);
   if (Contains(lower, "megatron-bridge")) return "megatron-bridge";
   if (Contains(lower, "torchtitan")) return "torchtitan";
-  if (Contains(lower, "nvidia/nemo ") || Contains(lower, "nemo docs")) return "nemo";
+  if (Contains(lower, "nvidia/nemo ") || Contains(lower, "nemo docs") ||
+      Contains(lower, "docs.nvidia.com/nemo-framework")) {
+    return "nemo";
+  }
   if (Contains(lower, "automodel")) return "automodel";
   return "other";
 }
@@ -50,6 +53,27 @@ std::optional<config::Fp8Recipe> Fp8RecipeOf(const std::string& precision_lower)
     return config::Fp8Recipe::kTensorwise;
   }
   return config::Fp8Recipe::kDelayed;
+}
+
+// The fabric a row's source, gpu or notes columns name: "RoCE" (torchtitan's Grand Teton rows,
+// the Llama 3 paper), "EFA" (AWS runs); nothing else.
+// Whole words only, so "default" does not name EFA.
+bool ContainsWord(const std::string& haystack, std::string_view word) {
+  for (size_t at = haystack.find(word); at != std::string::npos; at = haystack.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    const bool starts = at == 0 || !std::isalpha(static_cast<unsigned char>(haystack[at - 1]));
+    const bool ends =
+        end == haystack.size() || !std::isalpha(static_cast<unsigned char>(haystack[end]));
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+std::optional<config::ScaleOutFabric> FabricOf(const std::string& notes) {
+  const std::string lower = Lower(notes);
+  if (ContainsWord(lower, "roce")) return config::ScaleOutFabric::kRoce;
+  if (ContainsWord(lower, "efa")) return config::ScaleOutFabric::kEfa;
+  return std::nullopt;
 }
 
 void SetRecompute(const std::string& notes_lower, config::RecomputeConfig& recompute,
@@ -188,10 +212,23 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.moe.router_enable_expert_bias = model.moe.router_score_bias;
   }
   SetRecompute(Lower(row.notes), t.recompute, assumptions);
+  if (Contains(row.source, "cases_april2021")) {
+    t.recompute = {.granularity = config::RecomputeGranularity::kFull,
+                   .method = config::RecomputeMethod::kUniform,
+                   .num_layers = 1};
+  }
   return t;
 }
 
 std::optional<std::string> PresetFor(const std::string& csv_model) {
+  // "GPT-3 175B" (Korthikanti et al.) is the GPT-175B preset; "GPT-175B" alone is MegaScale's
+  // modified model, which has no layout columns and stays skipped.
+  if (csv_model.rfind("GPT-3 175B", 0) == 0) return std::string("GPT-175B");
+  // MT-NLG 530B (Korthikanti et al.: 105 layers of 20480, 128 heads) is Narayanan et al.'s 530B.
+  if (csv_model.rfind("MT-NLG 530B", 0) == 0) return std::string("GPT-530B");
+  // The Megatron-Core weak-scaling family (vocabulary 131,072, sequence 4096) shares names with
+  // Narayanan et al.'s models ("GPT-1.7B") but not their architecture, which is not published.
+  if (Contains(csv_model, "weak-scaling")) return std::nullopt;
   std::string name = csv_model.substr(0, csv_model.find_first_of(" ([", 0));
   if (name.rfind("Llama", 0) == 0 && name.size() > 5 &&
       std::isdigit(static_cast<unsigned char>(name[5]))) {
@@ -228,7 +265,19 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   c.preset = *preset;
   c.gpu = *gpu;
   c.source_family = SourceFamily(row.source);
+  c.scale_out_fabric = FabricOf(row.source + " " + row.gpu + " " + row.notes);
+  if (c.scale_out_fabric) {
+    c.assumptions.push_back("scale-out fabric " + config::ToString(*c.scale_out_fabric) +
+                            " from the notes");
+  }
   c.model = io::LoadPreset(*preset);
+  if (Contains(row.source, "cases_april2021")) {
+    // Narayanan et al. 2021 (SC21) ran every Table 1 model with activation recomputation and
+    // credit 96·B·s·l·h²(1 + s/6h + V/16lh) FLOPs per iteration: 4 passes of the forward's 24,
+    // against Megatron's 3.
+    c.source_flops_factor = 4.0 / 3.0;
+    c.assumptions.push_back("full recompute; the paper's FLOPs include the recompute pass");
+  }
   if (!row.gbs && !NumberAfter(row.notes, "LBS")) return {std::nullopt, "no global batch size"};
   c.training = BaseTraining(c.model, row, c.assumptions);
   config::TrainingConfig& t = c.training;

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainscope/config/cluster.h"
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
 #include "trainscope/io/calibration_csv.h"
@@ -24,6 +25,12 @@ struct CalibrationCase {
   config::TrainingConfig training;
   std::vector<std::string> assumptions;  // what was assumed for this row
   std::string source_family;             // "megatron-bridge", "nemo", "torchtitan", ...
+  // The source's FLOPs per token over Megatron's (num_floating_point_operations, no recompute):
+  // 4/3 for Narayanan et al. 2021, whose formula counts the recomputed forward pass. Used only to
+  // turn a TFLOP/s-only row into tokens/s.
+  double source_flops_factor = 1.0;
+  // The scale-out fabric the row names ("RoCE", "EFA" in the notes); nothing = the GPU's default.
+  std::optional<config::ScaleOutFabric> scale_out_fabric;
 };
 
 // The case a row describes, or the reason it cannot be expressed (no preset for the model or

@@ -134,7 +134,7 @@ int Run(int argc, char** argv) {
     } else if (arg == "--calibration" && i + 1 < argc) {
       const io::CalibrationOverrides overrides = io::LoadCalibrationFile(argv[++i]);
       efficiencies.compute = io::ApplyCalibration(overrides, efficiencies.compute);
-      efficiencies.links = io::ApplyCalibration(overrides, efficiencies.links);
+      efficiencies.link_overrides = overrides.links;
     } else {
       csv = arg;
     }

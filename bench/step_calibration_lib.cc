@@ -9,6 +9,7 @@
 #include "trainscope/config/validate.h"
 #include "trainscope/error.h"
 #include "trainscope/io/calibration_csv.h"
+#include "trainscope/io/calibration_file.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/sim/op_costs.h"
 #include "trainscope/sim/step_metrics.h"
@@ -22,12 +23,14 @@ namespace {
 std::string ConfigKey(const CalibrationCase& c) {
   const config::TrainingConfig& t = c.training;
   const config::ParallelSizes& p = t.parallel;
-  return fmt::format(
-      "{}|{}|{} {} {} {} {} {} {}|{} {} {}|{}{}|{} {}|{}", c.preset, c.gpu, p.world_size, p.tensor,
-      p.pipeline, p.virtual_stages, p.context, p.expert, p.ExpertTensor(), t.batch.micro_batch_size,
-      t.batch.global_batch_size.value_or(0), t.batch.seq_length, static_cast<int>(t.precision.fp8),
-      static_cast<int>(t.precision.fp8_recipe), static_cast<int>(t.recompute.granularity),
-      t.recompute.modules.size(), t.data_parallel.megatron_fsdp);
+  return fmt::format("{}|{}|{}|{} {} {} {} {} {} {}|{} {} {}|{}{}|{} {}|{}", c.preset, c.gpu,
+                     c.scale_out_fabric ? config::ToString(*c.scale_out_fabric) : "default",
+                     p.world_size, p.tensor, p.pipeline, p.virtual_stages, p.context, p.expert,
+                     p.ExpertTensor(), t.batch.micro_batch_size,
+                     t.batch.global_batch_size.value_or(0), t.batch.seq_length,
+                     static_cast<int>(t.precision.fp8), static_cast<int>(t.precision.fp8_recipe),
+                     static_cast<int>(t.recompute.granularity), t.recompute.modules.size(),
+                     t.data_parallel.megatron_fsdp);
 }
 
 }  // namespace
@@ -45,9 +48,9 @@ CaseSet LoadCases(const std::string& csv_path, bool with_tflops_rows) {
         // Only TFLOP/s published (Megatron-LM's MoE recipes): tokens/s through Megatron's FLOPs
         // per token for this layout (num_floating_point_operations).
         const sim::StepMetrics unit = sim::ComputeStepMetrics(c.model, c.training, 1.0, 1.0);
-        c.row.tokens_per_second_per_gpu = *c.row.flops_per_second_per_gpu *
-                                          unit.tokens_per_second_per_gpu /
-                                          unit.model_flops_per_second_per_gpu;
+        c.row.tokens_per_second_per_gpu =
+            *c.row.flops_per_second_per_gpu * unit.tokens_per_second_per_gpu /
+            (unit.model_flops_per_second_per_gpu * c.source_flops_factor);
         c.assumptions.push_back("tokens/s from TFLOP/s by Megatron's FLOPs per token");
       }
       set.cases.push_back(std::move(c));
@@ -72,8 +75,11 @@ double StepSeconds(study::Study study, int64_t num_micro_batches) {
 // The study of a calibration case: its GPU's default cluster under the given efficiencies.
 study::Study StudyOf(const CalibrationCase& c, const Efficiencies& efficiencies) {
   study::Study study{.model = c.model, .training = c.training};
-  study.cluster = io::ResolveCluster(io::ClusterInputs{.gpu = c.gpu});
-  study.cluster.link = efficiencies.links;
+  std::optional<std::string> fabric;
+  if (c.scale_out_fabric) fabric = config::ToString(*c.scale_out_fabric);
+  study.cluster = io::ResolveCluster(io::ClusterInputs{.gpu = c.gpu, .scale_out_fabric = fabric});
+  study.cluster.link = io::ApplyCalibration(
+      io::CalibrationOverrides{.links = efficiencies.link_overrides}, study.cluster.link);
   study.compute = efficiencies.compute;
   study.interference_fraction = efficiencies.interference_fraction;
   return study;

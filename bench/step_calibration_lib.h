@@ -4,6 +4,7 @@
 #ifndef TRAINSCOPE_BENCH_STEP_CALIBRATION_LIB_H_
 #define TRAINSCOPE_BENCH_STEP_CALIBRATION_LIB_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,9 @@ namespace trainscope::bench {
 // Everything the fit may change: hardware-efficiency parameters only (never per-model constants).
 struct Efficiencies {
   cost::ComputeEfficiency compute;
-  config::LinkEfficiency links;
+  // LinkEfficiency fields a calibration file sets (io::CalibrationOverrides::links), applied on
+  // top of each row's cluster, whose scale-out constants are those of its fabric.
+  std::map<std::string, double> link_overrides;
   double interference_fraction = 0.1;
 };
 

@@ -50,4 +50,46 @@ TEST(ClusterTest, MissingNicFigureStaysZero) {
 }
 
 }  // namespace
+TEST(ClusterTest, NvidiaReferencePresetsDefaultToInfiniBand) {
+  for (const char* name : {"H100", "H200", "H800", "B200", "B300", "GB200", "GB300", "A100"}) {
+    const ClusterSpec cluster = DefaultCluster(Gpu(name));
+    EXPECT_EQ(cluster.scale_out_fabric, ScaleOutFabric::kInfiniBand) << name;
+    EXPECT_EQ(cluster.link, ScaleOutFabricLinks(cluster.link, ScaleOutFabric::kInfiniBand)) << name;
+  }
+}
+
+TEST(ClusterTest, GrandTetonH100DefaultsToRoce) {
+  const ClusterSpec cluster = DefaultCluster(Gpu("H100-96GB"));
+  EXPECT_EQ(cluster.scale_out_fabric, ScaleOutFabric::kRoce);
+  EXPECT_DOUBLE_EQ(cluster.link.scale_out_bus_efficiency, 0.63);
+}
+
+TEST(ClusterTest, FabricPresetReplacesOnlyScaleOutConstants) {
+  LinkEfficiency link;
+  link.nvlink_bus_efficiency = 0.5;
+  const LinkEfficiency efa = ScaleOutFabricLinks(link, ScaleOutFabric::kEfa);
+  EXPECT_DOUBLE_EQ(efa.nvlink_bus_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(efa.scale_out_bus_efficiency, 0.82);
+  EXPECT_DOUBLE_EQ(efa.scale_out_half_bytes, 17e6);
+  EXPECT_DOUBLE_EQ(efa.scale_out_ramp_exponent, 0.66);
+  EXPECT_DOUBLE_EQ(efa.scale_out_latency_seconds, 10e-6);
+  const LinkEfficiency ib = ScaleOutFabricLinks(link, ScaleOutFabric::kInfiniBand);
+  EXPECT_LT(ib.scale_out_half_bytes, efa.scale_out_half_bytes);
+  EXPECT_LT(ib.scale_out_latency_seconds, efa.scale_out_latency_seconds);
+}
+
+TEST(ClusterTest, InClassScaleOutDefaultsAreTheInfiniBandPreset) {
+  EXPECT_EQ(LinkEfficiency{}, ScaleOutFabricLinks(LinkEfficiency{}, ScaleOutFabric::kInfiniBand));
+}
+
+TEST(ClusterTest, FabricNamesRoundTrip) {
+  for (const ScaleOutFabric fabric :
+       {ScaleOutFabric::kInfiniBand, ScaleOutFabric::kRoce, ScaleOutFabric::kEfa}) {
+    EXPECT_EQ(ScaleOutFabricFromName(ToString(fabric)), fabric);
+  }
+  EXPECT_EQ(ToString(ScaleOutFabric::kInfiniBand), "ib");
+  EXPECT_EQ(ScaleOutFabricFromName("infiniband"), std::nullopt);
+  EXPECT_EQ(ScaleOutFabricNameList(), "ib, roce, efa");
+}
+
 }  // namespace trainscope::config

@@ -49,6 +49,18 @@ TEST(MegatronMemoryTest, DenseLlamaWithSpAndSelectiveRecompute) {
   EXPECT_EQ(estimate.total_bytes, 45'819'940'864);
 }
 
+// A plain GPT (GPT-1.7B: h = 2304, L = 24, 24 heads, F = 4h, LayerNorm, tied, V0 = 51200): no
+// --swiglu, so gated_linear_multiplier 1, and norm_size 2. W = 8, t = 2, p = 1 -> d = 4.
+//   P_att = 2·h²·(1 + 1)·1 = 4h²; P_mlp = 2·h·4h·1 = 8h²; TP_block = 12h²·24 = 1,528,823,808
+//   V·h = 51,200·2304 = 117,964,800 (tied: no extra output layer)
+//   W_tp = (1,528,823,808 + 117,964,800)/2 = 823,394,304
+//   REP = 2·h·2·24 + 2·h = 225,792; M_wo = (823,394,304 + 225,792)·9 = 7,412,580,864
+TEST(MegatronMemoryTest, PlainGptUsesGeluMultiplierAndLayerNormSize) {
+  const MegatronMemoryEstimate estimate =
+      MegatronTheoreticalMemory(io::LoadPreset("GPT-1.7B"), Training(8, 2, 1));
+  EXPECT_EQ(estimate.weights_and_optimizer_bytes, 7'412'580'864);
+}
+
 // Same model, W = 8, t = 2, p = 2 (d = 2), no SP, no recompute, no distributed optimizer,
 // GBS unset -> m = 1.
 //   W_tp = (6,979,321,856/2 + 525,336,576)/2 = 2,007,498,752 (no untied term for p > 1)

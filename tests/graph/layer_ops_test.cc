@@ -754,6 +754,22 @@ TEST(LayerOpsTest, SwiGluActivationSitsBetweenFc1AndFc2) {
   EXPECT_EQ(IndexOf(bwd, "mlp.activation.backward"), IndexOf(bwd, "mlp.linear_fc2.wgrad") + 1);
 }
 
+// Plain GPT (GPT-1.7B: h = 2304, F = 4h = 9216) at t = 2 with SP: fc1 is F/t = 4608 wide (no
+// gate), the GeLU runs on 4096 × 4608 = 18,874,368 elements at 8 FLOPs and 2·2 B each, the
+// norms are LayerNorms (5 FLOPs per element on the 2048-token SP shard of h), and there is no
+// RoPE (learned absolute positions).
+TEST(LayerOpsTest, PlainGptHasGeluMlpLayerNormsAndNoRope) {
+  const config::ModelConfig model = io::LoadPreset("GPT-1.7B");
+  const LayerOpContext context = MakeLayerOpContext(model, Training(2, true));
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Named(fwd, "mlp.linear_fc1").gemm, (GemmShape{.m = 4096, .n = 4608, .k = 2304}));
+  EXPECT_EQ(Named(fwd, "mlp.linear_fc2").gemm, (GemmShape{.m = 4096, .n = 2304, .k = 4608}));
+  EXPECT_EQ(Named(fwd, "mlp.activation").flops, int64_t{18'874'368} * 8);
+  EXPECT_EQ(Named(fwd, "mlp.activation").bytes, int64_t{18'874'368} * 4);
+  EXPECT_EQ(Named(fwd, "mlp.input_norm").flops, int64_t{2048} * 2304 * 5);
+  EXPECT_EQ(IndexOf(fwd, "attention.rope"), -1);
+}
+
 // docs/workload.md, MLA forward order: the input norm, both replicated down projections, the
 // latent norms, the up projections, RoPE, the kernel, linear_proj; SP collectives: the RoPE key
 // gather, the two latent gathers and linear_proj's reduce-scatter.

@@ -61,6 +61,50 @@ TEST(ParamCountTest, ReproducesPublishedLlamaAndMixtralCounts) {
             46'702'792'704 - 32LL * 6 * 3 * 4096 * 14336);
 }
 
+// Plain GPT (LayerNorm, GeLU 4h MLP, learned positions, biases, tied output layer). Per layer
+// 12h² + 13h: qkv 3h² + 3h, proj h² + h, fc1 4h² + 4h, fc2 4h² + h, two LayerNorms 4h; plus the
+// word and position tables (V + s)·h and the final LayerNorm 2h. Narayanan et al. 2021 (SC21),
+// Table 1, counts P = 12lh²(1 + 13/(12h) + (V + s)/(12lh)), i.e. all but the final LayerNorm,
+// with V = 51200 and s = 2048; each preset equals that plus 2h and rounds to the table's value.
+int64_t PlainGptCount(int64_t layers, int64_t h, int64_t vocab) {
+  return layers * (12 * h * h + 13 * h) + (vocab + 2048) * h + 2 * h;
+}
+
+TEST(ParamCountTest, ReproducesMegatronPaperGptCounts) {
+  const struct {
+    const char* preset;
+    int64_t layers;
+    int64_t hidden;
+    double published_billions;  // Table 1, "Number of parameters (billion)"
+  } kTable1[] = {{"GPT-1.7B", 24, 2304, 1.7},     {"GPT-3.6B", 30, 3072, 3.6},
+                 {"GPT-7.5B", 36, 4096, 7.5},     {"GPT-18B", 40, 6144, 18.4},
+                 {"GPT-39B", 48, 8192, 39.1},     {"GPT-76B", 60, 10240, 76.1},
+                 {"GPT-145B", 80, 12288, 145.6},  {"GPT-310B", 96, 16384, 310.1},
+                 {"GPT-530B", 105, 20480, 529.6}, {"GPT-1T", 128, 25600, 1008.0}};
+  for (const auto& row : kTable1) {
+    SCOPED_TRACE(row.preset);
+    const ParamCounts counts = CountParams(io::LoadPreset(row.preset));
+    EXPECT_EQ(counts.total, PlainGptCount(row.layers, row.hidden, 51200));
+    EXPECT_EQ(counts.lm_head, 0);  // tied
+    EXPECT_NEAR(static_cast<double>(counts.total) / 1e9, row.published_billions, 0.05);
+  }
+  // Korthikanti et al. 2022, Table 3: GPT-3 175B and the 22B model.
+  EXPECT_EQ(CountParams(io::LoadPreset("GPT-175B")).total, PlainGptCount(96, 12288, 51200));
+  EXPECT_EQ(CountParams(io::LoadPreset("GPT-22B")).total, PlainGptCount(48, 6144, 51200));
+}
+
+// Brown et al. 2020, Table 2.1: GPT-3 175B ("175.0B"): 96 layers, d_model 12288, context 2048,
+// BPE vocabulary 50257 (the NeMo 2.0 GPTConfig175B layout). Exactly 174,604,259,328.
+TEST(ParamCountTest, ReproducesGpt3Count) {
+  const ParamCounts counts = CountParams(io::LoadPreset("GPT3-175B"));
+  EXPECT_EQ(counts.total, 174'604'259'328);
+  EXPECT_EQ(counts.total, PlainGptCount(96, 12288, 50257));
+  EXPECT_EQ(counts.embedding, (50257 + 2048) * 12288LL);
+  EXPECT_NEAR(static_cast<double>(counts.total) / 1e9, 175.0, 0.5);
+  EXPECT_EQ(CountParams(io::LoadPreset("GPT3-5B")).total, PlainGptCount(24, 4096, 50257));
+  EXPECT_EQ(CountParams(io::LoadPreset("GPT3-20B")).total, PlainGptCount(44, 6144, 50257));
+}
+
 // gpt-oss model card (arXiv:2508.10925, Table 1): 116.83B total / 5.13B active (120b) and
 // 20.91B / 3.61B (20b). By hand, h = 2880, 64 heads of 64, 8 KV heads, F = 2880, V = 201088:
 // attention 2880·5120 + 5120 (qkv + bias) + 4096·2880 + 2880 (proj + bias) + 64 (sinks)

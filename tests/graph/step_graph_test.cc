@@ -437,6 +437,20 @@ TEST(StepGraphTest, MegatronFlopsOfDenseQwen3With8BParameters) {
             n * (ffn + attention + head) + core);
 }
 
+// A plain GPT's GeLU MLP has Megatron's expansion factor 2 (training.py: 3 only with --swiglu).
+TEST(StepGraphTest, MegatronFlopsOfPlainGptUseTheGeluExpansionFactor) {
+  const config::ModelConfig model = io::LoadPreset("GPT-1.7B");
+  const config::TrainingConfig training = Training(1, 1, 1, 1);  // GBS 1, s = 256
+  // h = 2304, F = 4h = 9216, L = 24, 24 heads of 96 (MHA), tied; V = ceil(51200/128)·128.
+  const int64_t n = 256;
+  const int64_t ffn = int64_t{6} * 2304 * (9216 * 2 * 24);
+  const int64_t attention = int64_t{6} * (2304 * (2304 + 2 * 2304) + 2304 * 2304) * 24;
+  const int64_t head = int64_t{6} * 2304 * 51200;
+  const int64_t core = int64_t{256} * 256 * (6 * 2304) * 24;
+  EXPECT_EQ(static_cast<int64_t>(MegatronModelFlopsPerStep(model, training)),
+            n * (ffn + attention + head) + core);
+}
+
 TEST(StepGraphTest, MegatronFlopsOfMoeCountsActiveExperts) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   const config::TrainingConfig training = Training(2, 1, 1, 4);  // GBS 4, s = 256

@@ -183,6 +183,38 @@ TEST(ClusterFileTest, ResolveAppliesPresetThenFileThenFlags) {
   EXPECT_EQ(gpu_flag.nvlink_domain_gpus, 36);
 }
 
+TEST(ClusterFileTest, ResolveAppliesFabricFromFlagThenFileThenPreset) {
+  const std::string path = WriteTemp(
+      "fabric.yaml", "gpu: H100\nscale_out_fabric: efa\nlinks:\n  scale_out_half_bytes: 1.0e6\n");
+  // The file's fabric sets the base; its explicit links value wins over the preset's.
+  const config::ClusterSpec from_file = ResolveCluster({.cluster_path = path});
+  EXPECT_EQ(from_file.scale_out_fabric, config::ScaleOutFabric::kEfa);
+  EXPECT_DOUBLE_EQ(from_file.link.scale_out_bus_efficiency, 0.82);
+  EXPECT_DOUBLE_EQ(from_file.link.scale_out_half_bytes, 1e6);
+  // The flag wins over the file's fabric; the file's links still override the preset.
+  const config::ClusterSpec flagged =
+      ResolveCluster({.cluster_path = path, .scale_out_fabric = "roce"});
+  EXPECT_EQ(flagged.scale_out_fabric, config::ScaleOutFabric::kRoce);
+  EXPECT_DOUBLE_EQ(flagged.link.scale_out_bus_efficiency, 0.63);
+  EXPECT_DOUBLE_EQ(flagged.link.scale_out_half_bytes, 1e6);
+  // --scale-out-latency-us wins over the fabric's hop latency.
+  const config::ClusterSpec latency =
+      ResolveCluster({.scale_out_latency_us = 7, .scale_out_fabric = "efa"});
+  EXPECT_DOUBLE_EQ(latency.link.scale_out_latency_seconds, 7e-6);
+}
+
+TEST(ClusterFileTest, RejectsUnknownFabricInFileNamingTheKey) {
+  EXPECT_THAT([] { (void)ParseClusterFile("scale_out_fabric: omnipath\n", "c.yaml"); },
+              ThrowsMessage<InputError>(
+                  HasSubstr("c.yaml: scale_out_fabric: unknown fabric (got omnipath, expected one "
+                            "of ib, roce, efa)")));
+}
+
+TEST(ClusterFileTest, ResolveRejectsUnknownFabricFlag) {
+  EXPECT_THAT([] { (void)ResolveCluster({.scale_out_fabric = "IB"}); },
+              ThrowsMessage<UsageError>(HasSubstr("--scale-out-fabric: unknown fabric (got IB")));
+}
+
 TEST(ClusterFileTest, ResolveRejectsUnknownGpuFlagListingThePresets) {
   EXPECT_THAT([] { (void)ResolveCluster({.gpu = "H300"}); },
               ThrowsMessage<UsageError>(AllOf(HasSubstr("--gpu: unknown GPU (got H300"),

@@ -23,7 +23,51 @@ TEST(HfConfigLoaderTest, LoadsEveryBuiltInPreset) {
     EXPECT_NO_THROW((void)LoadPreset(name));
   }
   // 17 Qwen + 8 Llama + 2 Mixtral + 2 GPT-OSS + DeepSeek-V3, Kimi-K2, Moonlight-16B-A3B
-  EXPECT_EQ(PresetNames().size(), 32u);
+  // + 15 plain GPT
+  EXPECT_EQ(PresetNames().size(), 47u);
+}
+
+// A plain GPT in GPT-2 spelling: LayerNorm, GeLU MLP of n_inner (default 4h), learned positions,
+// biased attention, tied output layer, no RoPE.
+TEST(HfConfigLoaderTest, ReadsPlainGptInGpt2Spelling) {
+  const config::ModelConfig model = ParseHfConfig(
+      R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 3, "n_head": 4, "n_positions": 128,
+      "vocab_size": 100, "activation_function": "gelu_new"})",
+      "g.json");
+  EXPECT_EQ(model.family, config::ModelFamily::kGpt);
+  EXPECT_EQ(model.NumLayers(), 3);
+  EXPECT_EQ(model.ffn_hidden_size, 256);
+  EXPECT_EQ(model.attention.head_dim, 16);
+  EXPECT_EQ(model.attention.num_kv_heads, 4);
+  EXPECT_TRUE(model.attention.bias);
+  EXPECT_EQ(model.attention.rotary_fraction, 0.0);
+  EXPECT_EQ(model.norm, config::NormKind::kLayerNorm);
+  EXPECT_EQ(model.mlp.activation, config::MlpActivation::kGelu);
+  EXPECT_TRUE(model.mlp.bias);
+  EXPECT_EQ(model.position_embedding, config::PositionEmbedding::kLearnedAbsolute);
+  EXPECT_EQ(model.max_position_embeddings, 128);
+  EXPECT_TRUE(model.tied_embeddings);
+  EXPECT_EQ(LoadPreset("GPT3-175B").ffn_hidden_size, 4 * 12288);
+}
+
+TEST(HfConfigLoaderTest, RejectsGpt2ActivationThatIsNotGelu) {
+  EXPECT_THAT(
+      [] {
+        (void)ParseHfConfig(R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 1, "n_head": 4,
+        "n_positions": 8, "vocab_size": 10, "activation_function": "relu"})",
+                            "g.json");
+      },
+      ThrowsMessage<InputError>(HasSubstr("g.json: activation_function: unsupported activation")));
+}
+
+TEST(HfConfigLoaderTest, RejectsGpt2HeadsThatDoNotDivideTheWidth) {
+  EXPECT_THAT(
+      [] {
+        (void)ParseHfConfig(R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 1, "n_head": 5,
+        "n_positions": 8, "vocab_size": 10})",
+                            "g.json");
+      },
+      ThrowsMessage<InputError>(HasSubstr("g.json: n_head: must divide n_embd")));
 }
 
 // openai/gpt-oss-120b config.json: alternating sliding_attention / full_attention layers with a
@@ -202,7 +246,8 @@ struct BadField {
 };
 
 const BadField kBadFields[] = {
-    {R"({"model_type": "gpt2"})", "model_type: unsupported model type"},
+    {R"({"model_type": "gpt_neox"})", "model_type: unsupported model type"},
+    {R"({"model_type": "gpt2"})", "n_embd: missing required field"},
     {R"({"hidden_size": 64})", "model_type: missing required field"},
     {R"({"model_type": "qwen3", "vocab_size": 10, "num_hidden_layers": 2,
          "num_attention_heads": 4, "intermediate_size": 8})",

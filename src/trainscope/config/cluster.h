@@ -5,6 +5,9 @@
 #define TRAINSCOPE_CONFIG_CLUSTER_H_
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "trainscope/config/hardware.h"
 
@@ -34,25 +37,47 @@ struct LinkEfficiency {
   double nvls_latency_seconds = 91e-6;
   // NCCL chose Ring at 4 GPUs and NVLS from 5 (stas00/ml-engineering network/README.md).
   int64_t nvls_min_ranks = 5;
-  // Busbw per NIC / NIC peak at large messages and its ramp with the per-NIC message size,
-  // minimax fit to 4 x 8 B200 on EFA v4, all-reduce 16 MiB to 16 GiB (torch all_reduce_bench.py),
-  // with the hierarchical algorithm and a 10 µs hop latency. EFA ramps slowly; InfiniBand is
-  // expected to reach the peak at smaller messages (no published measurement).
-  double scale_out_bus_efficiency = 0.82;
-  double scale_out_half_bytes = 17e6;
-  double scale_out_ramp_exponent = 0.66;
-  // Latency of one inter-node algorithm step (hop). No measured per-hop figure exists;
-  // 10 µs is the 20 µs lower end of the unsourced 20-40 µs inter-node all-reduce rule of thumb
-  // over that algorithm's 2 inter-node steps. Set per cluster (--scale-out-latency-us).
-  double scale_out_latency_seconds = 10e-6;
+  // The scale-out (NIC) constants: busbw per NIC / NIC peak at large messages, the ramp with the
+  // per-NIC message size and the latency of one inter-node algorithm step (hop). They depend on
+  // the fabric; the in-class values are the InfiniBand preset's, and DefaultCluster sets those of
+  // the GPU's default fabric (ScaleOutFabricLinks, sources in cluster.cc).
+  double scale_out_bus_efficiency = 0.75;
+  double scale_out_half_bytes = 3.7e6;
+  double scale_out_ramp_exponent = 0.7;
+  double scale_out_latency_seconds = 5e-6;
   friend bool operator==(const LinkEfficiency&, const LinkEfficiency&) = default;
 };
+
+// The scale-out network between NVLink domains. Each has its own bus efficiency, ramp and hop
+// latency (ScaleOutFabricLinks): InfiniBand (NDR 400 / XDR 800 Gb/s ConnectX-7/-8, and HDR on
+// A100), RoCE v2 on the same NICs, and AWS EFA (SRD through aws-ofi-nccl).
+enum class ScaleOutFabric { kInfiniBand, kRoce, kEfa };
+
+// "ib", "roce", "efa": the one table of fabric names (cluster file `scale_out_fabric`,
+// --scale-out-fabric).
+[[nodiscard]] std::string ToString(ScaleOutFabric fabric);
+// The fabric spelled `name` ("ib", "roce", "efa", case-sensitive), or nothing.
+[[nodiscard]] std::optional<ScaleOutFabric> ScaleOutFabricFromName(std::string_view name);
+// Every fabric name, in table order, for messages.
+[[nodiscard]] std::string ScaleOutFabricNameList();
+
+// `link` with its four scale_out_* constants replaced by the preset of `fabric`; the NVLink and
+// NVLS constants are kept.
+[[nodiscard]] LinkEfficiency ScaleOutFabricLinks(LinkEfficiency link, ScaleOutFabric fabric);
+
+// The fabric a GPU preset is typically deployed with: RoCE for H100-96GB (Meta Grand Teton),
+// InfiniBand for every other preset (DGX/HGX H100, H200, B200, B300 and GB200/GB300 NVL72
+// reference architectures; DGX A100 with HDR). No preset is an AWS instance, so none defaults
+// to EFA.
+[[nodiscard]] ScaleOutFabric DefaultScaleOutFabric(const GpuSpec& gpu);
 
 struct ClusterSpec {
   GpuSpec gpu;
   int64_t gpus_per_node = 8;
   int64_t nvlink_domain_gpus = 8;  // GPUs sharing one NVLink domain (72 for GB200/GB300 NVL72)
   double scale_out_bytes_per_second = 0;  // NIC bandwidth per GPU, per direction; 0 = unknown
+  // The fabric whose preset set link.scale_out_* (a cluster file's `links` may override them).
+  ScaleOutFabric scale_out_fabric = ScaleOutFabric::kInfiniBand;
   bool nvls = true;  // NVLink SHARP all-reduce available (Hopper/Blackwell NVSwitch)
   // Host link of one GPU, per direction (cluster file `pcie_gbps`, GB/s): pinned D2H/H2D copies
   // of the CPU-offloaded optimizer. Default 25 GB/s, an estimate of the achieved rate of a PCIe

@@ -46,7 +46,10 @@ std::array<GpuSpec, 12> GpuTable() {
       // H200 SXM: 141 GB HBM3e, "≈139-140 GiB usable, approximate"; the lower end is used.
       {"H200", Teraflops(989.4), Teraflops(1978.9), 139 * kBytesPerGiB, TerabytesPerSecond(4.8),
        GigabytesPerSecond(450), GigabitsPerSecond(400), Sm(9, 0)},
-      // H800 SXM: NVLink 200 GB/s per direction, 8 links (unconfirmed). Memory: published 80 GB.
+      // H800 SXM: NVIDIA's H800 datasheet gives NVLink 400 GB/s, the bidirectional total in the
+      // convention of H100 SXM's 900 GB/s, so 200 GB/s per direction (8 NVLink4 links of 25 GB/s
+      // each way). Consistent with 215 GB/s NVLS all-reduce busbw on 8 x H800 (NVIDIA/nccl
+      // #1374). Memory: published 80 GB.
       {"H800", Teraflops(989.4), Teraflops(1978.9), DecimalGigabytes(80), TerabytesPerSecond(3.35),
        GigabytesPerSecond(200), GigabitsPerSecond(400), Sm(9, 0)},
       // H20: 148 / 296 TFLOP/s (Automodel mfu.py: 148e12). Scale-out is deployment-specific.

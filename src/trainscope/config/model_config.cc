@@ -41,6 +41,8 @@ std::string ToString(ModelFamily family) {
       return "gpt_oss";
     case ModelFamily::kDeepSeekV3:
       return "deepseek_v3";
+    case ModelFamily::kGpt:
+      return "gpt2";
   }
   return "unknown";
 }

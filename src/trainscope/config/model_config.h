@@ -23,6 +23,7 @@ enum class ModelFamily {
   kMixtral,
   kGptOss,
   kDeepSeekV3,  // deepseek_v3 and kimi_k2 (DeepSeek-V3 architecture: Kimi-K2, Moonlight)
+  kGpt,         // gpt2: plain GPT (Megatron GPT, NeMo 2.0 GPTConfig, GPT-3)
 };
 
 // The token mixer of one decoder layer.
@@ -36,9 +37,30 @@ enum class MixerKind {
 // The feed-forward block of one decoder layer.
 enum class FfnKind { kDense, kMoe };
 
-// RMSNorm flavour: x̂·w (standard) or x̂·(1+w) (zero-centred, Qwen3-Next / Qwen3.5). Both have
-// one weight of the normalised width; the flavour matters for conversion, not for counts.
-enum class NormKind { kRmsNorm, kZeroCenteredRmsNorm };
+// Norm flavour: RMSNorm x̂·w (standard) or x̂·(1+w) (zero-centred, Qwen3-Next / Qwen3.5), one
+// weight of the normalised width; or LayerNorm (plain GPT: Megatron --normalization LayerNorm),
+// a weight and a bias.
+enum class NormKind { kRmsNorm, kZeroCenteredRmsNorm, kLayerNorm };
+
+// Activation of the dense MLP: SwiGLU (Megatron --swiglu; fc1 of width 2F) or GeLU (Megatron's
+// default, the plain GPT MLP; fc1 of width F).
+enum class MlpActivation { kSwiGlu, kGelu };
+
+// Position encoding: RoPE inside attention, or a learned absolute table of
+// max_position_embeddings × H added to the word embedding (Megatron
+// --position-embedding-type learned_absolute; GPT-2/GPT-3 wpe).
+enum class PositionEmbedding { kRope, kLearnedAbsolute };
+
+// The dense MLP block (plain GPT: GeLU with biases, NeMo 2.0 GPTConfig add_bias_linear).
+struct DenseMlpConfig {
+  MlpActivation activation = MlpActivation::kSwiGlu;
+  bool bias = false;  // biased linear_fc1 and linear_fc2
+  // fc1 output width per unit of ffn_hidden_size: 2 for SwiGLU (gate and up), 1 for GeLU.
+  [[nodiscard]] int64_t Fc1WidthFactor() const {
+    return activation == MlpActivation::kSwiGlu ? 2 : 1;
+  }
+  friend bool operator==(const DenseMlpConfig&, const DenseMlpConfig&) = default;
+};
 
 struct AttentionConfig {
   int64_t num_heads = 0;     // query heads (n)
@@ -158,9 +180,11 @@ struct ModelConfig {
   ModelFamily family = ModelFamily::kQwen3;
   int64_t hidden_size = 0;      // H
   int64_t vocab_size = 0;       // V0, unpadded
-  int64_t ffn_hidden_size = 0;  // I, dense SwiGLU width (0 when no layer is dense)
+  int64_t ffn_hidden_size = 0;  // I, dense MLP width (0 when no layer is dense)
   bool tied_embeddings = false;
   NormKind norm = NormKind::kRmsNorm;
+  DenseMlpConfig mlp;  // the dense MLP layers' activation and biases
+  PositionEmbedding position_embedding = PositionEmbedding::kRope;
   int64_t max_position_embeddings = 0;
   AttentionConfig attention;
   MlaConfig mla;  // meaningful only when a layer uses MixerKind::kMultiLatentAttention

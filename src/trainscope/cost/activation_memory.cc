@@ -204,16 +204,18 @@ int64_t GdnBytes(const LayerOpContext& c, const Dims& d, bool selective) {
 }
 
 // SwiGLU MLP after its (fused) pre-MLP norm: fc1 output 2F/t (SwiGLU input, bf16) and the
-// activation output F/t (fc2's GEMM input).
-int64_t SwiGluBytes(const LayerOpContext& c, const Dims& d, int64_t ffn_hidden) {
-  return Bytes(d.tokens, 2 * (ffn_hidden / d.t), kBf16Bytes) +
+// activation output F/t (fc2's GEMM input). A GeLU MLP (fc1_factor 1) saves F/t and F/t.
+int64_t SwiGluBytes(const LayerOpContext& c, const Dims& d, int64_t ffn_hidden,
+                    int64_t fc1_factor = 2) {
+  return Bytes(d.tokens, fc1_factor * (ffn_hidden / d.t), kBf16Bytes) +
          GemmInputBytes(c, d.tokens, ffn_hidden / d.t);
 }
 
 // Dense MLP; selective `mlp` checkpoints the whole MLP and keeps only its input.
 int64_t DenseMlpBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   if (Drops(c, selective, "mlp")) return Bytes(d.sp_tokens, d.h, kBf16Bytes);
-  return FusedNormBytes(c, d) + SwiGluBytes(c, d, c.model.ffn_hidden_size);
+  return FusedNormBytes(c, d) +
+         SwiGluBytes(c, d, c.model.ffn_hidden_size, c.model.mlp.Fc1WidthFactor());
 }
 
 // Expert GEMM rows on the busiest rank: u·ceil(T·k·λ) when dropless (λ = busiest-rank tokens
@@ -390,7 +392,8 @@ int64_t LayerTransientBytes(const LayerOpContext& c, LayerSpec spec, double moe_
       ffn += Bytes(CheckedMul(d.sp_tokens, c.model.moe.top_k, kWhat), d.h, 2 * kBf16Bytes);
     }
   } else {
-    ffn = Bytes(d.tokens, 2 * (c.model.ffn_hidden_size / d.t), kBf16Bytes);  // d(fc1 output)
+    ffn = Bytes(d.tokens, c.model.mlp.Fc1WidthFactor() * (c.model.ffn_hidden_size / d.t),
+                kBf16Bytes);  // d(fc1 output)
   }
   return CheckedAdd(gathered, std::max(mixer, ffn), kWhat);
 }

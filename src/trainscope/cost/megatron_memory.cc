@@ -19,6 +19,7 @@ using config::TrainingConfig;
 
 constexpr double kGatedLinearMultiplier = 3.0 / 2.0;  // --swiglu (:21)
 constexpr double kRmsNormSize = 1;                    // norm_size for RMSNorm (:61)
+constexpr double kLayerNormSize = 2;                  // norm_size otherwise (:61)
 constexpr double kWithoutSpOverheadFactor = 1.05;     // :448-450
 
 // args.ffn_hidden_size. trainscope keeps no dense width for all-MoE models, so Megatron's
@@ -77,14 +78,19 @@ double WeightAndOptimizerBytes(const ModelConfig& model, const TrainingConfig& t
   const double query_to_hidden_ratio = static_cast<double>(model.attention.QueryWidth()) / h;
   const double attention = model.HasMla() ? MlaAttentionParams(model)
                                           : 2 * h * h * ((1 + (g / n)) * query_to_hidden_ratio);
-  const double dense_mlp =
-      2 * h * static_cast<double>(FfnHiddenSizeArg(model)) * kGatedLinearMultiplier;
+  // gated_linear_multiplier is 1 without --swiglu (a plain GPT's GeLU MLP); its experts are
+  // SwiGLU in every family trainscope models. norm_size is 2 for LayerNorm.
+  const double dense_multiplier =
+      model.mlp.activation == config::MlpActivation::kGelu ? 1 : kGatedLinearMultiplier;
+  const double norm_size =
+      model.norm == config::NormKind::kLayerNorm ? kLayerNormSize : kRmsNormSize;
+  const double dense_mlp = 2 * h * static_cast<double>(FfnHiddenSizeArg(model)) * dense_multiplier;
   const double shared_expert = 2 * h * shared_ffn * kGatedLinearMultiplier;
   const double routed_experts = 2 * h * moe_ffn * num_experts * kGatedLinearMultiplier;
-  const double layernorm = 2 * h * kRmsNormSize;
+  const double layernorm = 2 * h * norm_size;
   const double router = has_moe ? h * num_experts : 0;
   const double shared_gate = (shared_ffn > 0 && model.moe.shared_expert_gate) ? h : 0;
-  const double final_layernorm = kRmsNormSize * h;
+  const double final_layernorm = norm_size * h;
   const double embedding = h * padded_vocab;
 
   const double tp_block =

@@ -24,12 +24,17 @@ int64_t ShardTokens(const LayerOpContext& c) {
 
 void HiddenNorm(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name) {
   Elementwise(sink, KernelRole(OpKind::kNorm, block, OpModule::kPreNorm), name,
-              ShardTokens(c) * c.model.hidden_size, kRmsNorm);
+              ShardTokens(c) * c.model.hidden_size,
+              c.model.norm == config::NormKind::kLayerNorm ? kLayerNorm : kRmsNorm);
 }
 
 void SwiGlu(OpSink& sink, OpRole role, const std::string& name, int64_t rows, int64_t width,
             bool weighted) {
   Elementwise(sink, role, name, rows * width, weighted ? kWeightedSwiGlu : kSwiGlu);
+}
+
+void Gelu(OpSink& sink, OpRole role, const std::string& name, int64_t rows, int64_t width) {
+  Elementwise(sink, role, name, rows * width, kGelu);
 }
 
 void PermuteRows(OpSink& sink, const LayerOpContext& c, OpKind kind, const std::string& name,

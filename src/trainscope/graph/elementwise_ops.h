@@ -24,6 +24,12 @@ struct ElementwiseCost {
 // RMSNorm x·rsqrt(mean(x²) + ε)·w: square, accumulate, scale, weight = 4 FLOPs; read x and write
 // y in bf16 (the weight and the per-row statistic are negligible).
 inline constexpr ElementwiseCost kRmsNorm{.flops = 4, .bytes = 2 * kBf16Bytes};
+// LayerNorm (x − mean)·rsqrt(var + ε)·w + b: mean, subtract, square-accumulate, scale, weight,
+// bias ≈ 5 FLOPs (as the vision tower's); read x, write y.
+inline constexpr ElementwiseCost kLayerNorm{.flops = 5, .bytes = 2 * kBf16Bytes};
+// GeLU (tanh approximation, Megatron's default MLP activation): about 8 FLOPs per element (cube,
+// scale, add, tanh, add, multiply); read the fc1 output, write the activation.
+inline constexpr ElementwiseCost kGelu{.flops = 8, .bytes = 2 * kBf16Bytes};
 // Gated RMSNorm RMSNorm(x)·silu(z) (GDN out_norm): 4 + silu 5 (neg, exp, add, div, mul) + 1
 // product = 10 FLOPs; read x and z, write y.
 inline constexpr ElementwiseCost kGatedRmsNorm{.flops = 10, .bytes = 3 * kBf16Bytes};
@@ -60,13 +66,16 @@ void Elementwise(OpSink& sink, OpRole role, const std::string& name, int64_t ele
 // Tokens of a hidden-size activation between blocks: s_c·b/t under SP (the sequence shard the
 // norms and residual adds run on), else s_c·b.
 [[nodiscard]] int64_t ShardTokens(const LayerOpContext& c);
-// RMSNorm over h on ShardTokens(c): the input norms, the final norm and MTP's enorm/hnorm. Under
-// SP it runs before the column linear's all-gather. Role: kNorm, module kPreNorm in `block`.
+// The model's norm (RMSNorm, or LayerNorm for a plain GPT) over h on ShardTokens(c): the input
+// norms, the final norm and MTP's enorm/hnorm. Under SP it runs before the column linear's
+// all-gather. Role: kNorm, module kPreNorm in `block`.
 void HiddenNorm(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name);
 // SwiGLU from `rows` × 2·`width` fc1 outputs to `rows` × `width` (width already divided by the
 // TP or ETP size); `weighted` for the expert activation that scales by the routing probs.
 void SwiGlu(OpSink& sink, OpRole role, const std::string& name, int64_t rows, int64_t width,
             bool weighted);
+// GeLU on `rows` × `width` fc1 outputs (width already divided by the TP size).
+void Gelu(OpSink& sink, OpRole role, const std::string& name, int64_t rows, int64_t width);
 // `rows` rows of h gathered into another order (MoE permute, sort_chunks_by_idxs); `kind` is
 // kPermute or kSortChunks, block kMoeRouted.
 void PermuteRows(OpSink& sink, const LayerOpContext& c, OpKind kind, const std::string& name,

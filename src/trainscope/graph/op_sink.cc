@@ -70,12 +70,32 @@ void RowBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std
   sink.Wgrad(name, gemm, c.TokensPerRank(), out, in);
 }
 
+namespace {
+
+// SwiGLU, or GeLU for a plain GPT's dense MLP (block kMlp only; shared experts are SwiGLU).
+void MlpActivationOp(OpSink& sink, const LayerOpContext& c, OpBlock block,
+                     const std::string& prefix, int64_t ffn) {
+  const OpRole role = KernelRole(OpKind::kElementwise, block);
+  if (block == OpBlock::kMlp && c.model.mlp.activation == config::MlpActivation::kGelu) {
+    Gelu(sink, role, prefix + ".activation", c.TokensPerRank(), ffn / Tp(c));
+    return;
+  }
+  SwiGlu(sink, role, prefix + ".activation", c.TokensPerRank(), ffn / Tp(c), /*weighted=*/false);
+}
+
+// fc1 output width: 2F for SwiGLU, F for a GeLU dense MLP.
+int64_t Fc1Width(const LayerOpContext& c, OpBlock block, int64_t ffn) {
+  return block == OpBlock::kMlp ? c.model.mlp.Fc1WidthFactor() * ffn : 2 * ffn;
+}
+
+}  // namespace
+
 void MlpForward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& prefix,
                 int64_t ffn) {
   const int64_t h = c.model.hidden_size;
-  ColumnForward(sink, c, block, prefix + ".linear_fc1", 2 * ffn / Tp(c), h, c.ActivationBytes());
-  SwiGlu(sink, KernelRole(OpKind::kElementwise, block), prefix + ".activation", c.TokensPerRank(),
-         ffn / Tp(c), /*weighted=*/false);
+  ColumnForward(sink, c, block, prefix + ".linear_fc1", Fc1Width(c, block, ffn) / Tp(c), h,
+                c.ActivationBytes());
+  MlpActivationOp(sink, c, block, prefix, ffn);
   RowForward(sink, c, block, prefix + ".linear_fc2", h, ffn / Tp(c));
 }
 
@@ -83,9 +103,9 @@ void MlpBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std
                  int64_t ffn) {
   const int64_t h = c.model.hidden_size;
   RowBackward(sink, c, block, prefix + ".linear_fc2", h, ffn / Tp(c));
-  SwiGlu(sink, KernelRole(OpKind::kElementwise, block), prefix + ".activation", c.TokensPerRank(),
-         ffn / Tp(c), /*weighted=*/false);
-  ColumnBackward(sink, c, block, prefix + ".linear_fc1", 2 * ffn / Tp(c), h, c.ActivationBytes());
+  MlpActivationOp(sink, c, block, prefix, ffn);
+  ColumnBackward(sink, c, block, prefix + ".linear_fc1", Fc1Width(c, block, ffn) / Tp(c), h,
+                 c.ActivationBytes());
 }
 
 }  // namespace trainscope::graph::internal

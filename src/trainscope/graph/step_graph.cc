@@ -225,8 +225,11 @@ long double MegatronModelFlopsPerStep(const config::ModelConfig& model,
   const config::GdnConfig& g = model.gdn;
   const config::MoeConfig& moe = model.moe;
   constexpr int64_t kSwiGlu = 3;  // f (training.py:1070)
+  constexpr int64_t kGelu = 2;    // f without --swiglu (training.py:1070)
+  const int64_t dense_factor =
+      model.mlp.activation == config::MlpActivation::kGelu ? kGelu : kSwiGlu;
   const Wide ffn = 6 * h *
-                   (Wide{model.ffn_hidden_size} * kSwiGlu * n.dense +
+                   (Wide{model.ffn_hidden_size} * dense_factor * n.dense +
                     (Wide{moe.expert_ffn_hidden_size} * moe.top_k * kSwiGlu +
                      Wide{moe.shared_expert_ffn_hidden_size} * kSwiGlu) *
                         n.moe);

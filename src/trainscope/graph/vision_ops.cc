@@ -24,10 +24,8 @@ using internal::KernelRole;
 using internal::OpSink;
 using internal::Tp;
 
-// LayerNorm (mean, variance, normalise, scale, shift) = 5 FLOPs per element; read x, write y.
-constexpr ElementwiseCost kLayerNorm{.flops = 5, .bytes = 2 * kBf16Bytes};
-// GELU (tanh form): about 8 FLOPs per element; read x, write y.
-constexpr ElementwiseCost kGelu{.flops = 8, .bytes = 2 * kBf16Bytes};
+using internal::kGelu;       // elementwise_ops.h
+using internal::kLayerNorm;  // elementwise_ops.h
 
 struct VisionDims {
   int64_t patches = 0;        // P = b · N · m², per micro-batch

@@ -9,6 +9,15 @@ using config::FfnKind;
 using config::MixerKind;
 using config::ModelConfig;
 
+// A norm of width `width` named `name` (".weight", and ".bias" for LayerNorm).
+void AppendNorm(const ModelConfig& model, const std::string& name, int64_t width,
+                std::vector<WeightTensor>& out) {
+  out.push_back({name + ".weight", Component::kNorms, width, 1, 1, Split::kReplicated, false});
+  if (model.norm == config::NormKind::kLayerNorm) {
+    out.push_back({name + ".bias", Component::kNorms, width, 1, 1, Split::kReplicated, false});
+  }
+}
+
 // Softmax attention with Megatron's fused linear_qkv ([Q_g gate_g K_g V_g] per query group;
 // Megatron-Bridge merge_qkv_weights) and the input norm fused into it.
 void AppendAttention(const ModelConfig& model, std::vector<WeightTensor>& out) {
@@ -16,7 +25,7 @@ void AppendAttention(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const int64_t h = model.hidden_size;
   const int64_t qkv_width =
       attention.QueryWidth() + attention.GateWidth() + 2 * attention.KvWidth();
-  out.push_back({"input_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
+  AppendNorm(model, "input_layernorm", h, out);
   out.push_back({"self_attention.linear_qkv.weight", Component::kAttention, qkv_width, h, 1,
                  Split::kColumn, false});
   if (attention.bias) {  // column-parallel bias: split with its rows
@@ -51,7 +60,7 @@ void AppendMla(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const int64_t h = model.hidden_size;
   const int64_t n = model.attention.num_heads;
   const Component a = Component::kAttention;
-  out.push_back({"input_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
+  AppendNorm(model, "input_layernorm", h, out);
   if (mla.q_lora_rank > 0) {
     out.push_back({"self_attention.linear_q_down_proj.weight", a, mla.q_lora_rank, h, 1,
                    Split::kReplicated, false});
@@ -79,7 +88,7 @@ void AppendMla(const ModelConfig& model, std::vector<WeightTensor>& out) {
 void AppendGdn(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const config::GdnConfig& gdn = model.gdn;
   const int64_t h = model.hidden_size;
-  out.push_back({"input_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
+  AppendNorm(model, "input_layernorm", h, out);
   out.push_back({"self_attention.in_proj.weight", Component::kGdn, gdn.InProjWidth(), h, 1,
                  Split::kColumn, false});
   out.push_back({"self_attention.conv1d.weight", Component::kGdn, gdn.ConvChannels(),
@@ -94,15 +103,23 @@ void AppendGdn(const ModelConfig& model, std::vector<WeightTensor>& out) {
                  Split::kRow, false});
 }
 
-// SwiGLU MLP: fc1 of width 2F (gate and up, stride 2), fc2 back to H; the pre-MLP norm fused.
+// Dense MLP: fc1 of width 2F for SwiGLU (gate and up, stride 2) or F for GeLU, fc2 back to H;
+// the pre-MLP norm fused. With biases (plain GPT): fc1's split with its rows, fc2's replicated
+// (added once after the row-parallel reduction).
 void AppendDenseMlp(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const int64_t h = model.hidden_size;
   const int64_t f = model.ffn_hidden_size;
-  out.push_back(
-      {"pre_mlp_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
-  out.push_back(
-      {"mlp.linear_fc1.weight", Component::kDenseMlp, 2 * f, h, 1, Split::kColumn, false});
+  const int64_t fc1 = model.mlp.Fc1WidthFactor() * f;
+  AppendNorm(model, "pre_mlp_layernorm", h, out);
+  out.push_back({"mlp.linear_fc1.weight", Component::kDenseMlp, fc1, h, 1, Split::kColumn, false});
+  if (model.mlp.bias) {
+    out.push_back({"mlp.linear_fc1.bias", Component::kDenseMlp, fc1, 1, 1, Split::kColumn, false});
+  }
   out.push_back({"mlp.linear_fc2.weight", Component::kDenseMlp, h, f, 1, Split::kRow, false});
+  if (model.mlp.bias) {
+    out.push_back(
+        {"mlp.linear_fc2.bias", Component::kDenseMlp, h, 1, 1, Split::kReplicated, false});
+  }
 }
 
 // MoE block: replicated router, E routed SwiGLU experts (EP x ETP), optional shared expert
@@ -110,8 +127,7 @@ void AppendDenseMlp(const ModelConfig& model, std::vector<WeightTensor>& out) {
 void AppendMoe(const ModelConfig& model, std::vector<WeightTensor>& out) {
   const config::MoeConfig& moe = model.moe;
   const int64_t h = model.hidden_size;
-  out.push_back(
-      {"pre_mlp_layernorm.weight", Component::kNorms, h, 1, 1, Split::kReplicated, false});
+  AppendNorm(model, "pre_mlp_layernorm", h, out);
   out.push_back(
       {"mlp.router.weight", Component::kRouter, moe.num_experts, h, 1, Split::kReplicated, false});
   if (moe.router_bias) {
@@ -172,8 +188,14 @@ std::vector<WeightTensor> DecoderLayerWeights(const ModelConfig& model, config::
 }
 
 std::vector<WeightTensor> EmbeddingWeights(const ModelConfig& model) {
-  return {{"embedding.word_embeddings.weight", Component::kEmbedding, model.vocab_size,
-           model.hidden_size, 1, Split::kVocab, false}};
+  std::vector<WeightTensor> out = {{"embedding.word_embeddings.weight", Component::kEmbedding,
+                                    model.vocab_size, model.hidden_size, 1, Split::kVocab, false}};
+  if (model.position_embedding == config::PositionEmbedding::kLearnedAbsolute) {
+    // Megatron's LanguageModelEmbedding: a plain torch.nn.Embedding, whole on every TP rank.
+    out.push_back({"embedding.position_embeddings.weight", Component::kEmbedding,
+                   model.max_position_embeddings, model.hidden_size, 1, Split::kReplicated, false});
+  }
+  return out;
 }
 
 std::vector<WeightTensor> LmHeadWeights(const ModelConfig& model) {
@@ -183,8 +205,9 @@ std::vector<WeightTensor> LmHeadWeights(const ModelConfig& model) {
 }
 
 std::vector<WeightTensor> FinalNormWeights(const ModelConfig& model) {
-  return {{"decoder.final_layernorm.weight", Component::kNorms, model.hidden_size, 1, 1,
-           Split::kReplicated, false}};
+  std::vector<WeightTensor> out;
+  AppendNorm(model, "decoder.final_layernorm", model.hidden_size, out);
+  return out;
 }
 
 std::vector<WeightTensor> TrainedLayerWeights(const ModelConfig& model,

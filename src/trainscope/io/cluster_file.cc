@@ -165,6 +165,14 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
     file.scale_out_gbps = ReadNumber(value, key, source, kLinkBandwidthRange);
   } else if (key == "scale_out_latency_us") {
     file.scale_out_latency_us = ReadNumber(value, key, source, kLatencyMicrosecondsRange);
+  } else if (key == "scale_out_fabric") {
+    const std::string name = ReadString(value, key, source);
+    file.scale_out_fabric = config::ScaleOutFabricFromName(name);
+    if (!file.scale_out_fabric) {
+      Fail(source, key,
+           fmt::format("unknown fabric (got {}, expected one of {})", Abbreviated(name),
+                       config::ScaleOutFabricNameList()));
+    }
   } else if (key == "nvls") {
     file.nvls = ReadBool(value, key, source);
   } else if (key == "bf16_tflops") {
@@ -190,7 +198,8 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
   } else {
     Fail(source, key,
          "unknown key (expected one of gpu, gpus_per_node, nvlink_domain, scale_out_gbps, "
-         "scale_out_latency_us, nvls, bf16_tflops, fp8_tflops, memory_gib, hbm_tbps, "
+         "scale_out_latency_us, scale_out_fabric, nvls, bf16_tflops, fp8_tflops, memory_gib, "
+         "hbm_tbps, "
          "compute_capability, nvlink_gbps, pcie_gbps, cpu_optimizer_gflops, storage_gbps, "
          "links)");
   }
@@ -265,6 +274,25 @@ void ApplyFile(const ClusterFile& file, config::ClusterSpec& cluster) {
   if (file.scale_out_latency_us) {
     cluster.link.scale_out_latency_seconds = *file.scale_out_latency_us * kSecondsPerMicrosecond;
   }
+}
+
+// The fabric named by --scale-out-fabric, else by the file's scale_out_fabric key, else the
+// preset's, with its scale-out constants.
+void ApplyFabric(const ClusterInputs& inputs, const std::optional<ClusterFile>& file,
+                 config::ClusterSpec& cluster) {
+  if (inputs.scale_out_fabric) {
+    const std::optional<config::ScaleOutFabric> fabric =
+        config::ScaleOutFabricFromName(*inputs.scale_out_fabric);
+    if (!fabric) {
+      throw UsageError(
+          fmt::format("--scale-out-fabric: unknown fabric (got {}, expected one of {})",
+                      Abbreviated(*inputs.scale_out_fabric), config::ScaleOutFabricNameList()));
+    }
+    cluster.scale_out_fabric = *fabric;
+  } else if (file && file->scale_out_fabric) {
+    cluster.scale_out_fabric = *file->scale_out_fabric;
+  }
+  cluster.link = config::ScaleOutFabricLinks(cluster.link, cluster.scale_out_fabric);
 }
 
 void ApplyFlags(const ClusterInputs& inputs, config::ClusterSpec& cluster) {
@@ -355,6 +383,7 @@ config::ClusterSpec ResolveCluster(const ClusterInputs& inputs) {
   std::optional<ClusterFile> file;
   if (inputs.cluster_path) file = LoadClusterFile(*inputs.cluster_path);
   config::ClusterSpec cluster = config::DefaultCluster(PresetGpu(inputs, file));
+  ApplyFabric(inputs, file, cluster);
   if (file) ApplyFile(*file, cluster);
   ApplyFlags(inputs, cluster);
   CheckDomainHoldsWholeNodes(inputs, file, cluster);

@@ -23,8 +23,9 @@ struct ClusterFile {
   std::optional<std::string> gpu;
   std::optional<int64_t> gpus_per_node;
   std::optional<int64_t> nvlink_domain;
-  std::optional<double> scale_out_gbps;        // Gbit/s per GPU, per direction
-  std::optional<double> scale_out_latency_us;  // per inter-node hop
+  std::optional<double> scale_out_gbps;                    // Gbit/s per GPU, per direction
+  std::optional<double> scale_out_latency_us;              // per inter-node hop
+  std::optional<config::ScaleOutFabric> scale_out_fabric;  // "ib", "roce" or "efa"
   std::optional<bool> nvls;
   std::optional<double> bf16_tflops;
   std::optional<double> fp8_tflops;
@@ -52,19 +53,23 @@ struct ClusterFile {
 
 // What the command line collected; unset = not given.
 struct ClusterInputs {
-  std::optional<std::string> gpu;              // --gpu (default H100 when neither sets it)
-  std::optional<std::string> cluster_path;     // --cluster FILE
-  std::optional<int64_t> gpus_per_node;        // --gpus-per-node
-  std::optional<int64_t> nvlink_domain;        // --nvlink-domain
-  std::optional<double> scale_out_gbps;        // --scale-out-gbps
-  std::optional<double> scale_out_latency_us;  // --scale-out-latency-us
+  std::optional<std::string> gpu;               // --gpu (default H100 when neither sets it)
+  std::optional<std::string> cluster_path;      // --cluster FILE
+  std::optional<int64_t> gpus_per_node;         // --gpus-per-node
+  std::optional<int64_t> nvlink_domain;         // --nvlink-domain
+  std::optional<double> scale_out_gbps;         // --scale-out-gbps
+  std::optional<double> scale_out_latency_us;   // --scale-out-latency-us
+  std::optional<std::string> scale_out_fabric;  // --scale-out-fabric (ib, roce, efa)
 };
 
 // The cluster of a run: config::DefaultCluster of the GPU (--gpu, else the file's gpu, else
-// H100), then the file's keys, then the flags. Throws UsageError naming the flag for a bad flag
-// value or an unknown --gpu (listing the presets), and InputError naming file and key for file
-// problems. Also throws (UsageError when a flag set one of the two values, InputError
-// otherwise) when the NVLink domain is not a whole number of nodes.
+// H100), then the scale-out fabric's constants (--scale-out-fabric, else the file's
+// scale_out_fabric, else the GPU's default fabric), then the file's other keys (so explicit
+// links.scale_out_* values win over the fabric preset), then the other flags. Throws UsageError
+// naming the flag for a bad flag value, an unknown --gpu (listing the presets) or an unknown
+// --scale-out-fabric, and InputError naming file and key for file problems. Also throws (UsageError
+// when a flag set one of the two values, InputError otherwise) when the NVLink domain is not a
+// whole number of nodes.
 [[nodiscard]] config::ClusterSpec ResolveCluster(const ClusterInputs& inputs);
 
 }  // namespace trainscope::io

@@ -114,6 +114,7 @@ std::optional<ModelFamily> FamilyOf(const std::string& model_type) {
   if (model_type == "gpt_oss") return ModelFamily::kGptOss;
   // Kimi-K2 ships model_type kimi_k2 with the DeepseekV3ForCausalLM architecture.
   if (model_type == "deepseek_v3" || model_type == "kimi_k2") return ModelFamily::kDeepSeekV3;
+  if (model_type == "gpt2") return ModelFamily::kGpt;
   return std::nullopt;
 }
 
@@ -430,15 +431,55 @@ bool LoadTiedEmbeddings(const Node& top, const Node& text) {
   return inner.value_or(outer.value_or(false));
 }
 
+// A plain GPT in Hugging Face's gpt2 spelling (GPT2Config: n_embd, n_layer, n_head, n_positions,
+// n_inner, activation_function): Megatron GPT / NeMo 2.0 GPTConfig with LayerNorm, a GeLU MLP
+// of n_inner (default 4·n_embd), learned absolute positions, biases on every linear and the
+// output layer tied to the word embedding (GPT2Config's tie_word_embeddings default).
+ModelConfig BuildGpt2(const Node& top) {
+  ModelConfig model;
+  model.family = ModelFamily::kGpt;
+  model.hidden_size = top.PositiveInt("n_embd");
+  model.vocab_size = top.PositiveInt("vocab_size");
+  model.max_position_embeddings = top.PositiveInt("n_positions");
+  model.tied_embeddings = top.OptionalBool("tie_word_embeddings").value_or(true);
+  model.norm = config::NormKind::kLayerNorm;
+  model.position_embedding = config::PositionEmbedding::kLearnedAbsolute;
+  model.mlp = {.activation = config::MlpActivation::kGelu, .bias = true};
+  if (top.Has("activation_function")) {
+    const std::string activation = top.String("activation_function");
+    if (activation != "gelu" && activation != "gelu_new" && activation != "gelu_pytorch_tanh") {
+      top.Fail("activation_function",
+               fmt::format("unsupported activation (got \"{}\", expected gelu, gelu_new or "
+                           "gelu_pytorch_tanh)",
+                           Abbreviated(activation)));
+    }
+  }
+  config::AttentionConfig& attention = model.attention;
+  attention.num_heads = top.PositiveInt("n_head");
+  attention.num_kv_heads = attention.num_heads;
+  if (model.hidden_size % attention.num_heads != 0) {
+    top.Fail("n_head", fmt::format("must divide n_embd (got {} and {})", attention.num_heads,
+                                   model.hidden_size));
+  }
+  attention.head_dim = model.hidden_size / attention.num_heads;
+  attention.bias = true;
+  attention.rotary_fraction = 0.0;  // learned absolute positions, no RoPE
+  model.ffn_hidden_size = top.Has("n_inner") ? top.PositiveInt("n_inner") : 4 * model.hidden_size;
+  const int64_t num_layers = top.PositiveInt("n_layer", kMaxLayers);
+  model.layers.assign(static_cast<size_t>(num_layers), config::LayerSpec{});
+  return model;
+}
+
 ModelConfig BuildModel(const Node& top) {
   const std::string model_type = top.String("model_type");
   const std::optional<ModelFamily> family = FamilyOf(model_type);
   if (!family) {
     top.Fail("model_type", fmt::format("unsupported model type (got \"{}\", expected one of qwen3, "
                                        "qwen3_moe, qwen3_next, qwen3_5, qwen3_5_moe, llama, "
-                                       "mixtral, gpt_oss, deepseek_v3, kimi_k2)",
+                                       "mixtral, gpt_oss, deepseek_v3, kimi_k2, gpt2)",
                                        Abbreviated(model_type)));
   }
+  if (*family == ModelFamily::kGpt) return BuildGpt2(top);
   const bool wrapped = *family == ModelFamily::kQwen35 || *family == ModelFamily::kQwen35Moe;
   const Node text = wrapped ? top.Child("text_config") : top;
   if (wrapped && text.Has("model_type") && text.String("model_type") != model_type + "_text") {

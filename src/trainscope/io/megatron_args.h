@@ -41,7 +41,7 @@ enum class FlagGroup {
   kTraining,    // Megatron-LM parallel, batch and training flags, architecture and ignored flags
   kWorkload,    // --format, --summary
   kGpu,         // --gpu
-  kCluster,     // --cluster, --gpus-per-node, --nvlink-domain, --scale-out-gbps/-latency-us
+  kCluster,     // --cluster, --gpus-per-node, --nvlink-domain, --scale-out-gbps/-latency-us/-fabric
   kMemory,      // --memory-cuda-context-gib, --memory-nccl-mib-per-communicator,
                 // --memory-fragmentation, --moe-routing-skew
   kCostModel,   // --calibration, --qwen-gdn-backend, --comm-memory-guard[-us],
@@ -64,12 +64,13 @@ inline constexpr FlagGroup kAllFlagGroups[] = {
 
 // Hardware flags (kGpu, kCluster); unset = the documented default.
 struct HardwareFlags {
-  std::optional<std::string> gpu;              // --gpu (the cluster file may set it; else H100)
-  std::optional<std::string> cluster_path;     // --cluster FILE (YAML or JSON)
-  std::optional<int64_t> gpus_per_node;        // --gpus-per-node
-  std::optional<int64_t> nvlink_domain;        // --nvlink-domain
-  std::optional<double> scale_out_gbps;        // --scale-out-gbps (Gbit/s per GPU)
-  std::optional<double> scale_out_latency_us;  // --scale-out-latency-us
+  std::optional<std::string> gpu;               // --gpu (the cluster file may set it; else H100)
+  std::optional<std::string> cluster_path;      // --cluster FILE (YAML or JSON)
+  std::optional<int64_t> gpus_per_node;         // --gpus-per-node
+  std::optional<int64_t> nvlink_domain;         // --nvlink-domain
+  std::optional<double> scale_out_gbps;         // --scale-out-gbps (Gbit/s per GPU)
+  std::optional<double> scale_out_latency_us;   // --scale-out-latency-us
+  std::optional<std::string> scale_out_fabric;  // --scale-out-fabric ib|roce|efa
 };
 
 // Memory-model flags (kMemory).

@@ -557,6 +557,8 @@ std::vector<FlagSpec> ToolFlags() {
        [](R& r, const FlagUse& use) {
          r.hardware.scale_out_latency_us = ParseNumberIn(use, kLatencyMicrosecondsRange);
        }},
+      Text({"--scale-out-fabric"},
+           [](R& r) -> std::optional<std::string>& { return r.hardware.scale_out_fabric; }),
       Path({"--calibration"},
            [](R& r) -> std::optional<std::string>& { return r.cost.calibration_path; }),
       Text({"--qwen-gdn-backend"},
@@ -942,7 +944,9 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--scale-out-gbps", FlagGroup::kCluster, "X",
      "NIC Gbit/s per GPU and direction, 0.001..1e6 (default: preset)"},
     {"--scale-out-latency-us", FlagGroup::kCluster, "X",
-     "latency of one inter-node step, us, 0..1e6 (default 10)"},
+     "latency of one inter-node step, us, 0..1e6 (default: the fabric's)"},
+    {"--scale-out-fabric", FlagGroup::kCluster, "ib|roce|efa",
+     "scale-out fabric preset: bus efficiency, ramp, hop latency (default ib)"},
     {"--memory-cuda-context-gib", FlagGroup::kMemory, "X",
      "CUDA context outside the allocator, GiB, 0.001..1e6 (default by GPU: 0.4375 before "
      "Hopper, 0.5 Hopper, 0.5625 Blackwell)"},

@@ -37,7 +37,8 @@ config::ClusterSpec ClusterWith(const CliRequest& request,
                                    .gpus_per_node = h.gpus_per_node,
                                    .nvlink_domain = h.nvlink_domain,
                                    .scale_out_gbps = h.scale_out_gbps,
-                                   .scale_out_latency_us = h.scale_out_latency_us});
+                                   .scale_out_latency_us = h.scale_out_latency_us,
+                                   .scale_out_fabric = h.scale_out_fabric});
   if (calibration) cluster.link = ApplyCalibration(*calibration, cluster.link);
   return cluster;
 }
