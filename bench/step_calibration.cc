@@ -18,6 +18,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,7 +100,16 @@ void PrintRankAccuracy(const std::vector<bench::RowResult>& results) {
   int64_t num_groups = 0, in_top3 = 0;
   double rho_sum = 0;
   for (const auto& [key, rows] : groups) {
-    if (rows.size() < 2) continue;
+    // A sweep needs two layouts: rows of one layout that differ in measured speed ran different
+    // software (torchtitan's compile / AsyncTP variants) and have no order to predict.
+    std::set<std::string> layouts;
+    for (const bench::RowResult* r : rows) {
+      const config::TrainingConfig& t = r->calibration_case->training;
+      std::string key = Layout(t) + fmt::format(" rc{}", static_cast<int>(t.recompute.granularity));
+      for (const std::string& module : t.recompute.modules) key += " " + module;
+      layouts.insert(std::move(key));
+    }
+    if (layouts.size() < 2) continue;
     std::vector<double> measured, simulated;
     for (const bench::RowResult* r : rows) {
       measured.push_back(*r->calibration_case->row.tokens_per_second_per_gpu);

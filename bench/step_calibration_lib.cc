@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "trainscope/config/validate.h"
 #include "trainscope/error.h"
@@ -89,33 +93,61 @@ study::Study StudyOf(const CalibrationCase& c, const Efficiencies& efficiencies)
 
 std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
                                 const Efficiencies& efficiencies, bool extrapolate) {
-  std::map<std::string, std::pair<double, double>> simulated;  // key -> (tokens/s, TFLOP/s)
-  std::vector<RowResult> results;
-  for (const CalibrationCase& c : cases) {
-    const std::string key = ConfigKey(c);
-    auto it = simulated.find(key);
-    if (it == simulated.end()) {
-      const study::Study study = StudyOf(c, efficiencies);
-      const config::TrainingConfig& t = c.training;
-      const int64_t m = t.NumMicroBatches();
-      const int64_t few = 2 * t.parallel.pipeline;
-      double step_seconds = 0;
-      if (extrapolate && m > 2 * few) {
-        const double t1 = StepSeconds(study, few);
-        const double t2 = StepSeconds(study, 2 * few);
-        step_seconds = t1 + static_cast<double>(m - few) * (t2 - t1) / static_cast<double>(few);
-      } else {
-        step_seconds = StepSeconds(study, m);
-      }
-      const sim::StepMetrics metrics = sim::ComputeStepMetrics(
-          c.model, c.training, step_seconds, study.cluster.gpu.bf16_flops_per_second);
-      it = simulated
-               .emplace(key, std::pair{metrics.tokens_per_second_per_gpu,
-                                       metrics.model_flops_per_second_per_gpu / 1e12})
-               .first;
+  // One simulation per distinct configuration, spread over the hardware threads; each result
+  // depends only on its case, so the output does not depend on the thread count.
+  std::map<std::string, size_t> index_of_key;
+  std::vector<const CalibrationCase*> unique;
+  std::vector<size_t> slot(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto [it, inserted] = index_of_key.emplace(ConfigKey(cases[i]), unique.size());
+    if (inserted) unique.push_back(&cases[i]);
+    slot[i] = it->second;
+  }
+  std::vector<std::pair<double, double>> simulated(unique.size());  // (tokens/s, TFLOP/s)
+  const auto simulate = [&](const CalibrationCase& c) {
+    const study::Study study = StudyOf(c, efficiencies);
+    const config::TrainingConfig& t = c.training;
+    const int64_t m = t.NumMicroBatches();
+    const int64_t few = 2 * t.parallel.pipeline;
+    double step_seconds = 0;
+    if (extrapolate && m > 2 * few) {
+      const double t1 = StepSeconds(study, few);
+      const double t2 = StepSeconds(study, 2 * few);
+      step_seconds = t1 + static_cast<double>(m - few) * (t2 - t1) / static_cast<double>(few);
+    } else {
+      step_seconds = StepSeconds(study, m);
     }
-    const double measured = *c.row.tokens_per_second_per_gpu;
-    results.push_back({&c, it->second.first, it->second.second, it->second.first / measured - 1});
+    const sim::StepMetrics metrics = sim::ComputeStepMetrics(
+        c.model, c.training, step_seconds, study.cluster.gpu.bf16_flops_per_second);
+    return std::pair{metrics.tokens_per_second_per_gpu,
+                     metrics.model_flops_per_second_per_gpu / 1e12};
+  };
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto worker = [&] {
+    for (size_t k = next++; k < unique.size(); k = next++) {
+      try {
+        simulated[k] = simulate(*unique[k]);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  const size_t num_threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1,
+                                                std::max<size_t>(unique.size(), 1));
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < num_threads; ++i) threads.emplace_back(worker);
+  worker();
+  for (std::thread& thread : threads) thread.join();
+  if (failure) std::rethrow_exception(failure);
+  std::vector<RowResult> results;
+  results.reserve(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& [tokens, tflops] = simulated[slot[i]];
+    const double measured = *cases[i].row.tokens_per_second_per_gpu;
+    results.push_back({&cases[i], tokens, tflops, tokens / measured - 1});
   }
   return results;
 }

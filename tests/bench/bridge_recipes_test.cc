@@ -1,0 +1,65 @@
+// The Megatron-Bridge performance-recipe settings the step calibration applies to a published
+// row (bench/bridge_recipes.h), against the recipe files they were read from.
+#include "bridge_recipes.h"
+
+#include <gtest/gtest.h>
+
+#include "trainscope/config/pipeline_layout.h"
+#include "trainscope/io/hf_config_loader.h"
+
+namespace trainscope::bench {
+namespace {
+
+config::TrainingConfig Layout(int64_t tp, int64_t pp, int64_t vp, int64_t ep, int64_t mbs) {
+  config::TrainingConfig t;
+  t.parallel = {
+      .world_size = 256, .tensor = tp, .pipeline = pp, .virtual_stages = vp, .expert = ep};
+  t.batch.micro_batch_size = mbs;
+  return t;
+}
+
+TEST(BridgeRecipesTest, DeepSeekV3Gb300Mxfp8RunsTheFullIterationHybridEpRecipe) {
+  // perf_recipes/deepseek/gb300/deepseek_v3.py deepseek_v3_pretrain_256gpu_gb300_fp8mx_config:
+  // TP1 PP2 VP8 EP32 MBS1, recompute_modules [], then _enable_deepseek_full_iteration_mxfp8:
+  // flex + hybridep, cuda_graph_impl full_iteration, overlap_moe_expert_parallel_comm.
+  config::TrainingConfig t = Layout(1, 2, 8, 32, 1);
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB300", "mxfp8", t).size(), 1U);
+  EXPECT_EQ(t.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_FALSE(t.moe.enable_deepep);
+  EXPECT_TRUE(t.moe.overlap_expert_parallel_comm);
+  EXPECT_EQ(t.cuda_graph.impl, config::CudaGraphImpl::kFullIteration);
+  EXPECT_EQ(t.recompute.granularity, config::RecomputeGranularity::kNone);
+}
+
+TEST(BridgeRecipesTest, OnlyTheRecipesOwnLayoutTakesItsSettings) {
+  // The same model, GPU and precision with MBS 2 ran another recipe version: untouched.
+  config::TrainingConfig t = Layout(1, 2, 8, 32, 2);
+  const config::TrainingConfig before = t;
+  EXPECT_TRUE(ApplyBridgeRecipe("DeepSeek-V3", "GB300", "mxfp8", t).empty());
+  EXPECT_EQ(t, before);
+  // B200 MXFP8 (deepseek/b200/deepseek_v3.py): DeepEP, TE-scoped graphs, mla_up_proj + mlp.
+  config::TrainingConfig b200 = Layout(1, 8, 2, 32, 1);
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B200", "fp8-mx", b200).size(), 1U);
+  EXPECT_TRUE(b200.moe.enable_deepep);
+  EXPECT_EQ(b200.cuda_graph.impl, config::CudaGraphImpl::kTransformerEngine);
+  EXPECT_EQ(b200.recompute.modules, (std::vector<std::string>{"mla_up_proj", "mlp"}));
+}
+
+TEST(BridgeRecipesTest, MlaLayoutsMatchTheBridgeMaps) {
+  // recipes/deepseek/h100/deepseek_v3.py _get_deepseek_v3_pipeline_layout, (4, 4):
+  // [E + 4t] + 14 x [4t] + [t + m + L]; Kimi-K2 the same without m.
+  const config::ModelConfig dsv3 = io::LoadPreset("DeepSeek-V3");
+  const config::ModelConfig kimi = io::LoadPreset("Kimi-K2");
+  EXPECT_EQ(BridgeMlaPipelineLayout(dsv3, 16), "Et*4|(t*4|)*14tm*1L");
+  EXPECT_EQ(BridgeMlaPipelineLayout(kimi, 16), "Et*4|(t*4|)*14tL");
+  EXPECT_FALSE(BridgeMlaPipelineLayout(dsv3, 12).has_value());
+  const std::vector<config::LayoutStage> eight =
+      config::ParsePipelineLayout(*BridgeMlaPipelineLayout(dsv3, 8));
+  ASSERT_EQ(eight.size(), 8U);
+  EXPECT_EQ(eight.front().decoder_layers, 8);
+  EXPECT_EQ(eight.back().decoder_layers, 5);  // (8, 1): [decoder x 5 + mtp + loss]
+  EXPECT_EQ(eight.back().mtp_layers, 1);
+}
+
+}  // namespace
+}  // namespace trainscope::bench
