@@ -87,6 +87,26 @@ const std::vector<Recipe>& Recipes() {
       {"GPT-OSS-120B", "B200", kMxfp8, 1, 1, 1, 8, 4, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
       {"GPT-OSS-120B", "H100", kBf16, 1, 4, 1, 8, 1, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
       {"GPT-OSS-120B", "H100", kFp8CurrentScaling, 1, 4, 1, 8, 1, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
+      // qwen/<gpu>/qwen3_moe.py (the independent Qwen check: never fitted); "full iteration
+      // MXFP8" is qwen/common.py _enable_hybridep_full_iteration_mxfp8 (full_iteration graphs,
+      // overlap_moe_expert_parallel_comm). No recompute in any of them.
+      {"Qwen3-30B-A3B", "GB300", kMxfp8, 1, 1, 1, 8, 8, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-30B-A3B", "GB300", kBf16, 1, 1, 1, 8, 8, kHybridEp, kTeRouterPreprocess, false, {}},
+      {"Qwen3-30B-A3B", "GB300", kFp8CurrentScaling, 1, 1, 1, 8, 8, kHybridEp, kTeRouterPreprocess, false, {}},
+      {"Qwen3-30B-A3B", "GB200", kMxfp8, 1, 1, 1, 8, 4, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-30B-A3B", "GB200", kBf16, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
+      {"Qwen3-30B-A3B", "B300", kMxfp8, 1, 1, 1, 8, 8, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-30B-A3B", "B200", kMxfp8, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, true, {}},
+      {"Qwen3-30B-A3B", "B200", kBf16, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
+      {"Qwen3-30B-A3B", "H100", kFp8CurrentScaling, 1, 1, 1, 16, 1, kHybridEp, kTeAttnRouterPreprocess, false, {}},
+      {"Qwen3-235B-A22B", "GB300", kMxfp8, 1, 4, 12, 32, 2, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-235B-A22B", "GB300", kBf16, 1, 4, 1, 32, 2, kHybridEp, kTeAttnRouterPreprocess, false, {}},
+      {"Qwen3-235B-A22B", "GB200", kMxfp8, 1, 8, 3, 32, 1, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-235B-A22B", "B300", kMxfp8, 1, 8, 3, 8, 2, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-235B-A22B", "B200", kMxfp8, 1, 8, 3, 8, 1, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-235B-A22B", "B200", kBf16, 1, 8, 4, 8, 1, kAllToAll, kNone, false, {}},
+      {"Qwen3-235B-A22B", "H100", kBf16, 2, 8, 4, 32, 1, kAllToAll, kNone, true, {}},
+      {"Qwen3-235B-A22B", "H100", kFp8CurrentScaling, 2, 8, 4, 32, 1, kAllToAll, kNone, true, {}},
   };
   // clang-format on
   return recipes;
