@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "cost/memory_test_support.h"
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/memory.h"
 #include "trainscope/io/hf_config_loader.h"
@@ -14,22 +15,8 @@
 namespace trainscope::cost {
 namespace {
 
-config::TrainingConfig Training(int64_t tp, int64_t pp, int64_t dp) {
-  config::TrainingConfig training;
-  training.parallel.tensor = tp;
-  training.parallel.pipeline = pp;
-  training.parallel.world_size = tp * pp * dp;
-  training.batch.micro_batch_size = 1;
-  training.batch.seq_length = 4096;
-  training.sequence_parallel = tp > 1;
-  training.sequence_layout = config::SequenceLayout::kBshd;
-  return training;
-}
-
-void ExpectValid(const config::ModelConfig& model, const config::TrainingConfig& training) {
-  const config::ValidationResult result = config::Validate(model, training);
-  ASSERT_TRUE(result.ok()) << result.errors.front().message;
-}
+using testing_support::ExpectValid;
+using testing_support::Training;
 
 // Qwen3-8B: h = 4096, L = 36, V0 = 151936 padded to 152064 at t = 2.
 constexpr int64_t kH = 4096;

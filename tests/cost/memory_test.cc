@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <string>
 
+#include "cost/memory_test_support.h"
 #include "trainscope/config/validate.h"
 #include "trainscope/cost/activation_memory.h"
 #include "trainscope/graph/layer_ops.h"
@@ -19,22 +20,8 @@
 namespace trainscope::cost {
 namespace {
 
-config::TrainingConfig Training(int64_t tp, int64_t pp, int64_t dp) {
-  config::TrainingConfig training;
-  training.parallel.tensor = tp;
-  training.parallel.pipeline = pp;
-  training.parallel.world_size = tp * pp * dp;
-  training.batch.micro_batch_size = 1;
-  training.batch.seq_length = 4096;
-  training.sequence_parallel = tp > 1;
-  training.sequence_layout = config::SequenceLayout::kBshd;
-  return training;
-}
-
-void ExpectValid(const config::ModelConfig& model, const config::TrainingConfig& training) {
-  const config::ValidationResult result = config::Validate(model, training);
-  ASSERT_TRUE(result.ok()) << result.errors.front().message;
-}
+using testing_support::ExpectValid;
+using testing_support::Training;
 
 const ActivationBreakdown* FindPart(const RankMemory& rank, const std::string& kind) {
   const auto it = std::find_if(rank.activations.begin(), rank.activations.end(),
