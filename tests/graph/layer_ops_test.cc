@@ -760,7 +760,8 @@ TEST(LayerOpsTest, SwiGluActivationSitsBetweenFc1AndFc2) {
 // RoPE (learned absolute positions).
 TEST(LayerOpsTest, PlainGptHasGeluMlpLayerNormsAndNoRope) {
   const config::ModelConfig model = io::LoadPreset("GPT-1.7B");
-  const LayerOpContext context = MakeLayerOpContext(model, Training(2, true));
+  const config::TrainingConfig training = Training(2, true);  // the context refers to it
+  const LayerOpContext context = MakeLayerOpContext(model, training);
   const std::vector<Op> fwd = DecoderLayerForward(context, 0);
   EXPECT_EQ(Named(fwd, "mlp.linear_fc1").gemm, (GemmShape{.m = 4096, .n = 4608, .k = 2304}));
   EXPECT_EQ(Named(fwd, "mlp.linear_fc2").gemm, (GemmShape{.m = 4096, .n = 2304, .k = 4608}));
