@@ -661,7 +661,8 @@ TEST(LayerOpsTest, MtpLayerGathersTheConcatenatedInput) {
   EXPECT_EQ(Named(bwd, "mtp.eh_proj.split.grad").message_bytes, 32 * kMiB);
   EXPECT_EQ(Named(bwd, "mtp.eh_proj.ag_input_wgrad").message_bytes, 64 * kMiB);
   EXPECT_EQ(Named(bwd, "mtp.eh_proj.rs_dgrad").message_bytes, 64 * kMiB);
-  EXPECT_TRUE(MtpForward(MakeLayerOpContext(io::LoadPreset("Qwen3-8B"), training)).empty());
+  const config::ModelConfig no_mtp = io::LoadPreset("Qwen3-8B");
+  EXPECT_TRUE(MtpForward(MakeLayerOpContext(no_mtp, training)).empty());
 }
 
 // Index of the op called `name` in `ops`, or -1.
@@ -711,7 +712,8 @@ TEST(LayerOpsTest, InputNormRunsOnTheSequenceShardBeforeTheGatherUnderSp) {
 // bytes 4096·20·128·4 = 41,943,040.
 TEST(LayerOpsTest, QkNormAndRopeRunOnTheLocalHeadsAfterLinearQkv) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
-  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, Training(2, true)), 0);
+  const config::TrainingConfig training = Training(2, true);
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
   EXPECT_EQ(Named(fwd, "attention.q_norm").flops, 33'554'432);
   EXPECT_EQ(Named(fwd, "attention.q_norm").bytes, 33'554'432);
   EXPECT_EQ(Named(fwd, "attention.k_norm").flops, 8'388'608);
@@ -723,7 +725,6 @@ TEST(LayerOpsTest, QkNormAndRopeRunOnTheLocalHeadsAfterLinearQkv) {
   EXPECT_LT(IndexOf(fwd, "attention.rope"), IndexOf(fwd, "attention.core"));
   config::ModelConfig no_qk = model;
   no_qk.attention.qk_norm = false;
-  const config::TrainingConfig training = Training(2, true);
   EXPECT_FALSE(
       HasOp(DecoderLayerForward(MakeLayerOpContext(no_qk, training), 0), "attention.q_norm"));
 }
@@ -732,7 +733,8 @@ TEST(LayerOpsTest, QkNormAndRopeRunOnTheLocalHeadsAfterLinearQkv) {
 // 64 rotated dims 4096·10·64·3 = 7,864,320, bytes over all 256: 4096·10·256·4 = 41,943,040.
 TEST(LayerOpsTest, PartialRotaryCountsFlopsOnTheRotatedDims) {
   const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
-  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, Training(2, true)), 3);
+  const config::TrainingConfig training = Training(2, true);
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 3);
   EXPECT_EQ(Named(fwd, "attention.rope").flops, 7'864'320);
   EXPECT_EQ(Named(fwd, "attention.rope").bytes, 41'943'040);
 }

@@ -41,6 +41,9 @@ struct LayerOpContext {
 // Precondition: Validate() accepted the configuration.
 [[nodiscard]] LayerOpContext MakeLayerOpContext(const config::ModelConfig& model,
                                                 const config::TrainingConfig& training);
+// The context refers to both configurations, so temporaries would dangle.
+LayerOpContext MakeLayerOpContext(const config::ModelConfig&, config::TrainingConfig&&) = delete;
+LayerOpContext MakeLayerOpContext(config::ModelConfig&&, const config::TrainingConfig&) = delete;
 
 // Ops of decoder layer `layer` (global index, 0 <= layer < L) for one micro-batch, in forward
 // order, all with phase kForward and layer == `layer`.
