@@ -18,6 +18,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "trainscope/config/enum_names.h"
 #include "trainscope/error.h"
 #include "trainscope/io/calibration_file.h"
+#include "trainscope/report/simulate_report.h"
 
 namespace trainscope {
 namespace {
@@ -137,10 +139,13 @@ int Run(int argc, char** argv) {
   std::string csv = TRAINSCOPE_CALIBRATION_CSV;
   bench::Efficiencies efficiencies;
   bool with_tflops_rows = false;
+  std::optional<int64_t> explain_line;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--with-tflops-rows") {
       with_tflops_rows = true;
+    } else if (arg == "--explain" && i + 1 < argc) {
+      explain_line = std::stoll(argv[++i]);
     } else if (arg == "--calibration" && i + 1 < argc) {
       const io::CalibrationOverrides overrides = io::LoadCalibrationFile(argv[++i]);
       efficiencies.compute = io::ApplyCalibration(overrides, efficiencies.compute);
@@ -150,6 +155,19 @@ int Run(int argc, char** argv) {
     }
   }
   const bench::CaseSet set = bench::LoadCases(csv, with_tflops_rows);
+  if (explain_line) {
+    // One row's `simulate` report, with the assumptions its case was built on.
+    for (const bench::CalibrationCase& c : set.cases) {
+      if (c.row.line != *explain_line) continue;
+      const study::Study study = bench::StudyOf(c, efficiencies);
+      fmt::print("line {}: {} on {} GPUs ({}), measured {:.0f} tok/s/GPU\n", c.row.line, c.preset,
+                 c.training.parallel.world_size, c.gpu, *c.row.tokens_per_second_per_gpu);
+      for (const std::string& assumption : c.assumptions) fmt::print("  assumed: {}\n", assumption);
+      fmt::print("{}", report::RenderSimulateText(study, study::RunStudy(study)));
+      return 0;
+    }
+    throw InputError(fmt::format("--explain {}: no modelled row on that line", *explain_line));
+  }
   const std::vector<bench::RowResult> results = bench::Evaluate(set.cases, efficiencies);
   fmt::print("{:>5} {:<18} {:<10} {:<42} {:<10} {:>9} {:>9} {:>7}  {:>7} {:>7} {:>7}\n", "line",
              "model", "gpu", "layout", "precision", "tok/s", "pred", "err", "TFLOP/s", "pred",

@@ -76,7 +76,8 @@ double StepSeconds(study::Study study, int64_t num_micro_batches) {
   return study::RunStudy(study).simulation.step_seconds;
 }
 
-// The study of a calibration case: its GPU's default cluster under the given efficiencies.
+}  // namespace
+
 study::Study StudyOf(const CalibrationCase& c, const Efficiencies& efficiencies) {
   study::Study study{.model = c.model, .training = c.training};
   std::optional<std::string> fabric;
@@ -88,8 +89,6 @@ study::Study StudyOf(const CalibrationCase& c, const Efficiencies& efficiencies)
   study.interference_fraction = efficiencies.interference_fraction;
   return study;
 }
-
-}  // namespace
 
 std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
                                 const Efficiencies& efficiencies, bool extrapolate) {

@@ -11,6 +11,7 @@
 #include "calibration_rows.h"
 #include "trainscope/config/cluster.h"
 #include "trainscope/cost/compute_cost.h"
+#include "trainscope/study/study.h"
 
 namespace trainscope::bench {
 
@@ -39,6 +40,10 @@ struct CaseSet {
   std::vector<std::string> skipped;
 };
 [[nodiscard]] CaseSet LoadCases(const std::string& csv_path, bool with_tflops_rows = false);
+
+// The study of a calibration case: its GPU's default cluster (or the row's fabric) under the
+// given efficiencies.
+[[nodiscard]] study::Study StudyOf(const CalibrationCase& c, const Efficiencies& efficiencies);
 
 // Simulates every case (identical configurations once) on its GPU's default cluster. With
 // `extrapolate`, steps with more than 4p micro-batches are simulated at 2p and 4p micro-batches

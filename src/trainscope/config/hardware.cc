@@ -72,13 +72,17 @@ std::array<GpuSpec, 12> GpuTable() {
       // without failing); 72-GPU NVLink domain at 900 GB/s; 1x 400 Gb/s CX-7.
       {"GB200", Teraflops(2500), Teraflops(5000), 184 * kBytesPerGiB, TerabytesPerSecond(8),
        GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0), HostCpu::kGrace},
-      // B300 (HGX / DGX B300): BF16 ≈2500 and FP8 (MXFP8) ≈5000 TFLOP/s, both unconfirmed;
-      // 288 GB HBM3e published, no usable figure; 8 TB/s; NVLink5 900 GB/s; 800 Gb/s CX-8 per
-      // GPU (DGX B300: 8 per node).
-      {"B300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
+      // B300 (HGX / DGX B300): dense BF16 2250 and FP8 4500 TFLOP/s, the HGX B200 figures (the
+      // air/liquid-cooled HGX part, not the NVL72 one): the peaks stas00/ml-engineering's MAMF
+      // table divides by for B300 SXM, whose measured maxima (BF16 1769, FP8 3353 TFLOP/s,
+      // torch 2.9.1) sit within 2 % of B200 SXM's (1745, 3433). Blackwell Ultra raised the FP4
+      // rate, not BF16/FP8. 288 GB HBM3e published, no usable figure; 8 TB/s; NVLink5 900 GB/s;
+      // 800 Gb/s CX-8 per GPU (DGX B300: 8 per node).
+      {"B300", Teraflops(2250), Teraflops(4500), DecimalGigabytes(288), TerabytesPerSecond(8),
        GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3)},
-      // GB300 NVL72: the B300 figures (one set of published figures for both, peaks unconfirmed)
-      // in a 72-GPU NVLink domain; 800 Gb/s CX-8 per GPU. Both NVL72 systems have Grace hosts.
+      // GB300 NVL72: BF16 2500 / FP8 5000 TFLOP/s dense as GB200 (the NVL72 parts run at the
+      // higher power; peaks unconfirmed for Blackwell Ultra) in a 72-GPU NVLink domain; 800 Gb/s
+      // CX-8 per GPU. Both NVL72 systems have Grace hosts.
       {"GB300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
        GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3), HostCpu::kGrace},
   }};
