@@ -23,6 +23,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "step_calibration_lib.h"
@@ -139,7 +140,24 @@ bench::Efficiencies Fit(const std::vector<bench::CalibrationCase>& cases, bench:
 
 // Leave-one-source-out: for each source family of the fit rows, fit on the other families and
 // predict the left-out one. Prints the held-out error per family, GPU and dispatcher.
-void PrintLeaveOneSourceOut(const std::vector<bench::CalibrationCase>& fit_cases,
+// Prints MAPE lines of `rows` grouped by `key`, prefixed with `label`.
+void PrintGrouped(const std::vector<bench::RowResult>& rows, std::string_view label,
+                  const std::function<std::string(const bench::CalibrationCase&)>& key) {
+  std::map<std::string, std::vector<bench::RowResult>> groups;
+  for (const bench::RowResult& r : rows) groups[key(*r.calibration_case)].push_back(r);
+  for (const auto& [name, group] : groups) {
+    std::cerr << fmt::format("  LOSO {:<26} {:5.1f}% over {} rows\n",
+                             fmt::format("{} {}", label, name),
+                             100 * bench::MeanAbsoluteError(group), group.size());
+  }
+}
+
+// Leave-one-source-out over every modelled row: for each fit source family, refit on the fit
+// rows of the other families and evaluate all modelled rows of the left-out family (MoE rows
+// included, whether or not the fit takes them); rows of the families the fit never takes
+// (torchtitan, Automodel, Qwen runs) are held out already and evaluated under `start`.
+void PrintLeaveOneSourceOut(const std::vector<bench::CalibrationCase>& all_cases,
+                            const std::vector<bench::CalibrationCase>& fit_cases,
                             const bench::Efficiencies& start) {
   std::vector<std::string> families;
   for (const bench::CalibrationCase& c : fit_cases) {
@@ -149,42 +167,62 @@ void PrintLeaveOneSourceOut(const std::vector<bench::CalibrationCase>& fit_cases
   }
   std::vector<bench::RowResult> held_out;
   std::vector<bench::CalibrationCase> kept;  // owns the cases the results point to
-  kept.reserve(fit_cases.size());
-  for (const std::string& family : families) {
-    std::vector<bench::CalibrationCase> train, test;
-    for (const bench::CalibrationCase& c : fit_cases) {
-      (c.source_family == family ? test : train).push_back(c);
-    }
-    if (train.empty()) continue;
-    const bench::Efficiencies fitted = Fit(train, start, /*verbose=*/false);
+  kept.reserve(all_cases.size());
+  const auto evaluate_into = [&](const std::vector<bench::CalibrationCase>& test,
+                                 const bench::Efficiencies& efficiencies) {
     const size_t first = kept.size();
     kept.insert(kept.end(), test.begin(), test.end());
     const std::vector<bench::CalibrationCase> slice(kept.begin() + static_cast<int64_t>(first),
                                                     kept.end());
-    for (bench::RowResult r : bench::Evaluate(slice, fitted, /*extrapolate=*/true)) {
+    for (bench::RowResult r : bench::Evaluate(slice, efficiencies, /*extrapolate=*/true)) {
       const size_t index = first + static_cast<size_t>(r.calibration_case - slice.data());
       r.calibration_case = &kept[index];
       held_out.push_back(r);
     }
+  };
+  for (const std::string& family : families) {
+    std::vector<bench::CalibrationCase> train, test;
+    for (const bench::CalibrationCase& c : fit_cases) {
+      if (c.source_family != family) train.push_back(c);
+    }
+    for (const bench::CalibrationCase& c : all_cases) {
+      if (c.source_family == family && !c.preset.starts_with("Qwen")) test.push_back(c);
+    }
+    if (train.empty()) continue;
+    const bench::Efficiencies fitted = Fit(train, start, /*verbose=*/false);
+    evaluate_into(test, fitted);
     std::cerr << fmt::format("LOSO {}: fit on {} rows, held-out MAPE {:.2f}% over {} rows\n",
                              family, train.size(),
                              100 * bench::MeanAbsoluteError(held_out, {family}), test.size());
   }
-  std::cerr << fmt::format("LOSO MAPE {:.2f}% over {} rows\n",
+  std::vector<bench::CalibrationCase> never_fitted;
+  for (const bench::CalibrationCase& c : all_cases) {
+    if (std::find(families.begin(), families.end(), c.source_family) == families.end() &&
+        !c.preset.starts_with("Qwen")) {
+      never_fitted.push_back(c);
+    }
+  }
+  evaluate_into(never_fitted, start);
+  std::cerr << fmt::format("held out by construction (other software): {:.2f}% over {} rows\n",
+                           100 * bench::MeanAbsoluteError(held_out, {"torchtitan", "automodel"}),
+                           never_fitted.size());
+  std::cerr << fmt::format("LOSO MAPE {:.2f}% over {} rows (every modelled row)\n",
                            100 * bench::MeanAbsoluteError(held_out), held_out.size());
-  std::map<std::string, std::vector<bench::RowResult>> by_gpu, by_dispatcher;
+  std::vector<bench::RowResult> moe, megatron;
   for (const bench::RowResult& r : held_out) {
-    by_gpu[r.calibration_case->gpu].push_back(r);
-    by_dispatcher[bench::DispatcherOf(*r.calibration_case)].push_back(r);
+    if (r.calibration_case->model.HasMoe()) moe.push_back(r);
+    const std::string& family = r.calibration_case->source_family;
+    if (family != "torchtitan" && family != "automodel") megatron.push_back(r);
   }
-  for (const auto& [gpu, rows] : by_gpu) {
-    std::cerr << fmt::format("  LOSO {:<16} {:5.1f}% over {} rows\n", gpu,
-                             100 * bench::MeanAbsoluteError(rows), rows.size());
-  }
-  for (const auto& [dispatcher, rows] : by_dispatcher) {
-    std::cerr << fmt::format("  LOSO dispatcher {:<8} {:5.1f}% over {} rows\n", dispatcher,
-                             100 * bench::MeanAbsoluteError(rows), rows.size());
-  }
+  std::cerr << fmt::format("LOSO MAPE {:.2f}% over {} MoE rows\n",
+                           100 * bench::MeanAbsoluteError(moe), moe.size());
+  std::cerr << fmt::format("LOSO MAPE {:.2f}% over {} Megatron-based rows\n",
+                           100 * bench::MeanAbsoluteError(megatron), megatron.size());
+  PrintGrouped(held_out, "family", [](const auto& c) { return c.source_family; });
+  PrintGrouped(held_out, "gpu", [](const auto& c) { return c.gpu; });
+  PrintGrouped(held_out, "dispatcher", [](const auto& c) { return bench::DispatcherOf(c); });
+  PrintGrouped(held_out, "precision", [](const auto& c) { return c.row.precision; });
+  PrintGrouped(held_out, "model", [](const auto& c) { return c.preset; });
 }
 
 int Run(int argc, char** argv) {
@@ -224,7 +262,7 @@ int Run(int argc, char** argv) {
         "in-sample MAPE {:.2f}% over {} fit rows (shipped defaults)\n",
         100 * bench::MeanAbsoluteError(bench::Evaluate(fit_cases, shipped, true)),
         fit_cases.size());
-    PrintLeaveOneSourceOut(fit_cases, shipped);
+    PrintLeaveOneSourceOut(set.cases, fit_cases, shipped);
     return 0;
   }
   bench::Efficiencies best = Fit(fit_cases, start, /*verbose=*/true, physical);
