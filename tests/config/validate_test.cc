@@ -458,6 +458,19 @@ TEST(ValidateTest, AcceptsExpertParallelCommOverlapWithAllToAllAndExpertParallel
   EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Qwen3-30B-A3B"), training).errors, "C14"));
 }
 
+TEST(ValidateTest, RejectsDelayedWgradWithoutExpertParallelCommOverlap) {
+  // transformer_config.py: "overlap_moe_expert_parallel_comm must be enabled when enabling
+  // delay_wgrad_compute".
+  TrainingConfig training = Qwen30bExample();
+  training.moe.dispatcher = TokenDispatcher::kAllToAll;
+  training.moe.delay_wgrad_compute = true;
+  const ValidationResult rejected = Validate(io::LoadPreset("Qwen3-30B-A3B"), training);
+  ASSERT_TRUE(Names(rejected.errors, "C51", "--delay-wgrad-compute"));
+  EXPECT_THAT(Find(rejected.errors, "C51")->flags, Contains("--overlap-moe-expert-parallel-comm"));
+  training.moe.overlap_expert_parallel_comm = true;
+  EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Qwen3-30B-A3B"), training).errors, "C51"));
+}
+
 TEST(ValidateTest, RejectsEvenSplitThatDoesNotDivideLayers) {
   // 94 layers % 8 = 6; with both account-for options 96 = 8 · 12, which the fix suggests.
   TrainingConfig training = Qwen235bExample();

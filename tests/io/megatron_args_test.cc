@@ -52,6 +52,8 @@ TEST(MegatronArgsTest, AcceptsMegatronLaunchArgumentsVerbatim) {
                                     "moe_act",
                                     "--use-distributed-optimizer",
                                     "--overlap-grad-reduce",
+                                    "--overlap-moe-expert-parallel-comm",
+                                    "--delay-wgrad-compute",
                                     "--bf16"});
   const config::TrainingConfig& t = request.training;
   EXPECT_EQ(request.command, "validate");
@@ -66,6 +68,8 @@ TEST(MegatronArgsTest, AcceptsMegatronLaunchArgumentsVerbatim) {
   EXPECT_EQ(t.moe.dispatcher, config::TokenDispatcher::kAllToAll);
   EXPECT_TRUE(t.moe.grouped_gemm);
   EXPECT_TRUE(t.moe.permute_fusion);
+  EXPECT_TRUE(t.moe.overlap_expert_parallel_comm);
+  EXPECT_TRUE(t.moe.delay_wgrad_compute);
   EXPECT_EQ(t.recompute.granularity, config::RecomputeGranularity::kSelective);
   EXPECT_THAT(t.recompute.modules, ElementsAre("core_attn", "moe_act"));
   EXPECT_TRUE(t.data_parallel.distributed_optimizer);

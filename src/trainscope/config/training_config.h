@@ -134,6 +134,9 @@ struct MoeRunConfig {
   RouterDtype router_dtype = RouterDtype::kActivation;
   bool shared_expert_overlap = false;
   bool overlap_expert_parallel_comm = false;  // --overlap-moe-expert-parallel-comm
+  // --delay-wgrad-compute: the weight-gradient GEMMs run after the pass's data-gradient chain,
+  // so the backward's dispatch exchange also hides behind them (combined 1F1B only).
+  bool delay_wgrad_compute = false;
   bool enable_deepep = false;                 // --moe-enable-deepep
   bool router_enable_expert_bias = false;
   friend bool operator==(const MoeRunConfig&, const MoeRunConfig&) = default;

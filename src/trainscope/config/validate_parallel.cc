@@ -265,6 +265,13 @@ void CheckDispatcher(const ModelConfig& model, const TrainingConfig& training,
 
 // C14: every requirement of --overlap-moe-expert-parallel-comm, reported as one violation.
 void CheckEpOverlap(const TrainingConfig& training, ValidationResult& result) {
+  if (training.moe.delay_wgrad_compute && !training.moe.overlap_expert_parallel_comm) {
+    // transformer_config.py __post_init__: "overlap_moe_expert_parallel_comm must be enabled
+    // when enabling delay_wgrad_compute".
+    AddError(result, "C51", {kDelayWgrad, kEpOverlap},
+             "--delay-wgrad-compute requires --overlap-moe-expert-parallel-comm",
+             "add --overlap-moe-expert-parallel-comm, or drop --delay-wgrad-compute");
+  }
   if (!training.moe.overlap_expert_parallel_comm) return;
   const ParallelSizes& par = training.parallel;
   const RecomputeConfig& recompute = training.recompute;

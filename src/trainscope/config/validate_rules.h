@@ -52,6 +52,7 @@ inline constexpr char kLoadBalancing[] = "--moe-router-load-balancing-type";
 inline constexpr char kSharedOverlap[] = "--moe-shared-expert-overlap";
 inline constexpr char kDeepEp[] = "--moe-enable-deepep";
 inline constexpr char kEpOverlap[] = "--overlap-moe-expert-parallel-comm";
+inline constexpr char kDelayWgrad[] = "--delay-wgrad-compute";
 inline constexpr char kBf16[] = "--bf16";
 inline constexpr char kFp8Format[] = "--fp8-format";
 inline constexpr char kFp8Recipe[] = "--fp8-recipe";
@@ -120,7 +121,7 @@ void CheckExpertSplits(const ModelConfig& model, const TrainingConfig& training,
 // C11, C12, C13: dispatcher and capacity options.
 void CheckDispatcher(const ModelConfig& model, const TrainingConfig& training,
                      ValidationResult& result);
-// C14: the requirements of --overlap-moe-expert-parallel-comm.
+// C14: the requirements of --overlap-moe-expert-parallel-comm; C51: --delay-wgrad-compute needs it.
 void CheckEpOverlap(const TrainingConfig& training, ValidationResult& result);
 
 // Pipeline split, virtual stages and batch rules (validate_pipeline.cc).
