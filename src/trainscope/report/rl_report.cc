@@ -56,10 +56,10 @@ std::string RenderRlText(const RlReportInput& input) {
       o.sync.colocate ? "colocated" : "separate rollout GPUs", o.async ? ", async" : "",
       o.rollout.num_prompts, o.rollout.samples_per_prompt, step.num_optimizer_steps,
       step.num_optimizer_steps == 1 ? "" : "s");
-  out += fmt::format("  {:<15} {:>11} {:>6} {:>11}  {:>8} {:>8} {:<5} {}\n", "phase", "seconds",
+  out += fmt::format("  {:<17} {:>11} {:>6} {:>11}  {:>8} {:>8} {:<5} {}\n", "phase", "seconds",
                      "GPUs", "GPU-s", "peak GiB", "of GiB", "fits", "timeline");
   for (const study::RlPhase& phase : step.phases) {
-    out += fmt::format("  {:<15} {:>11.3f} {:>6} {:>11.1f}  {:>8} {:>8} {:<5} {}\n",
+    out += fmt::format("  {:<17} {:>11.3f} {:>6} {:>11.1f}  {:>8} {:>8} {:<5} {}\n",
                        study::ToString(phase.kind), phase.seconds, phase.num_gpus,
                        phase.GpuSeconds(), Gib(phase.peak_bytes), Gib(phase.gpu_memory_bytes),
                        phase.Fits() ? "yes" : "NO", Bar(phase, step.step_seconds));

@@ -305,10 +305,12 @@ RlStep RunRlStep(const Study& study, const RlOptions& options) {
   // slime's --use-critic forces offload_train (utils/arguments.py), colocated or not.
   if (colocate || (options.critic && SlimeRules(options.training.framework))) {
     // Wake-up before the trainer's phases and sleep after them: one H2D and one D2H copy of
-    // the trainer's resident bytes over each GPU's host link; a critic swaps its own likewise.
-    const double resident = TrainerResidentBytes(train_rank) * (options.critic ? 2 : 1);
+    // the trainer's resident bytes over each GPU's host link; a critic swaps its own likewise
+    // (one model on the GPU at a time, so the peak is one model's).
+    const double resident = TrainerResidentBytes(train_rank);
+    const double models = options.critic ? 2 : 1;
     phases.push_back(Phase(RlPhaseKind::kOffload,
-                           2 * resident / study.cluster.pcie_bytes_per_second, world,
+                           2 * models * resident / study.cluster.pcie_bytes_per_second, world,
                            static_cast<int64_t>(resident), gpu_memory));
   }
   for (RlPhase& phase : Ordered(TrainerPhases(study, options, step), options.training.framework)) {
