@@ -113,6 +113,9 @@ study::RlOptions RlOptionsOf(const io::CliRequest& request, const config::ModelC
   options.ref_log_probs = flags.use_kl_loss || flags.kl_coef != 0;
   options.old_log_probs = !flags.use_rollout_logprobs;
   options.async = flags.async;
+  options.critic = flags.critic;
+  options.teacher_log_probs = flags.teacher_log_probs;
+  options.log_prob_max_tokens_per_gpu = flags.log_prob_max_token_len_per_gpu;
   options.training = study::RlTraining{.framework = request.training.framework.framework,
                                        .ppo_n_minibatches = flags.ppo_n_minibatches,
                                        .ppo_mini_batch_size = flags.ppo_mini_batch_size,

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cli_runner.h"
 
@@ -186,6 +187,32 @@ TEST(RlCliTest, RlTraceLaysThePhasesEndToEnd) {
   EXPECT_EQ(optimizer_steps, 4);
   EXPECT_EQ(pids, (std::set<int64_t>{1, 2}));  // trainer and rollout engines
   EXPECT_NEAR(clock_us, step["step_seconds"].get<double>() * 1e6, 1e-2);
+}
+
+// `rl --critic --teacher-log-probs`: the new phases under their stable names in slime's order,
+// and the log-prob budget's one-line errors.
+TEST(RlCliTest, RlCriticAndTeacherAddTheirPhases) {
+  const std::string base = std::string("rl ") + kLayout +
+                           "--gbs 32 --seq 4096 --colocate --rollout-tp 8 --transport ipc "
+                           "--rollout-batch-size 16 --n-samples-per-prompt 8 "
+                           "--rollout-max-response-len 4096 --use-kl-loss ";
+  const Outcome rl = RunCli(base + "--critic --teacher-log-probs --json");
+  ASSERT_EQ(rl.exit_code, 0) << rl.err;
+  const nlohmann::json json = nlohmann::json::parse(rl.out);
+  std::vector<std::string> names;
+  for (const nlohmann::json& phase : json["phases"]) {
+    names.push_back(phase["name"].get<std::string>());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"rollout", "offload_onload", "critic_values",
+                                             "critic_train", "ref_log_probs", "teacher_log_probs",
+                                             "old_log_probs", "actor_train", "weight_sync"}));
+  EXPECT_TRUE(json["critic"].get<bool>());
+  const Outcome zero = RunCli(base + "--log-prob-max-token-len-per-gpu 0");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("--log-prob-max-token-len-per-gpu"));
+  const Outcome short_budget = RunCli(base + "--log-prob-max-token-len-per-gpu 1000");
+  EXPECT_EQ(short_budget.exit_code, 2);  // below one 4096-token sample
+  EXPECT_THAT(short_budget.err, HasSubstr("--log-prob-max-token-len-per-gpu 1000"));
 }
 
 }  // namespace

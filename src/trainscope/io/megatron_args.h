@@ -131,16 +131,19 @@ struct DynamicBatchFlags {
 
 // RL-step flags (kRl), spelled as slime's launch arguments where slime has them.
 struct RlFlags {
-  std::optional<int64_t> rollout_batch_size;  // --rollout-batch-size (prompts)
-  int64_t samples_per_prompt = 1;             // --n-samples-per-prompt
-  std::optional<int64_t> max_response_len;    // --rollout-max-response-len
-  std::optional<double> mean_response_len;    // --rollout-mean-response-len
-  int64_t prompt_len = 512;                   // --rollout-prompt-len
-  double mem_fraction_static = 0.8;           // --sglang-mem-fraction-static
-  bool use_kl_loss = false;                   // --use-kl-loss
-  double kl_coef = 0;                         // --kl-coef
-  bool use_rollout_logprobs = false;          // --use-rollout-logprobs
-  bool async = false;                         // --rl-async
+  std::optional<int64_t> rollout_batch_size;              // --rollout-batch-size (prompts)
+  int64_t samples_per_prompt = 1;                         // --n-samples-per-prompt
+  std::optional<int64_t> max_response_len;                // --rollout-max-response-len
+  std::optional<double> mean_response_len;                // --rollout-mean-response-len
+  int64_t prompt_len = 512;                               // --rollout-prompt-len
+  double mem_fraction_static = 0.8;                       // --sglang-mem-fraction-static
+  bool use_kl_loss = false;                               // --use-kl-loss
+  double kl_coef = 0;                                     // --kl-coef
+  bool use_rollout_logprobs = false;                      // --use-rollout-logprobs
+  bool async = false;                                     // --rl-async
+  bool critic = false;                                    // --critic (PPO critic passes)
+  bool teacher_log_probs = false;                         // --teacher-log-probs
+  std::optional<int64_t> log_prob_max_token_len_per_gpu;  // --log-prob-max-token-len-per-gpu
   // Optimizer steps per RL step in AReaL and verl (study::RlTraining).
   std::optional<int64_t> ppo_n_minibatches;    // --ppo-n-minibatches (AReaL actor.*)
   std::optional<int64_t> ppo_mini_batch_size;  // --ppo-mini-batch-size, prompts (verl actor.*)

@@ -749,6 +749,14 @@ std::vector<FlagSpec> RlStepFlags() {
       Switch({"--use-rollout-logprobs"}, false,
              [](R& r) -> bool& { return r.rl.use_rollout_logprobs; }),
       Switch({"--rl-async"}, false, [](R& r) -> bool& { return r.rl.async; }),
+      Switch({"--critic"}, false, [](R& r) -> bool& { return r.rl.critic; }),
+      Switch({"--teacher-log-probs"}, false, [](R& r) -> bool& { return r.rl.teacher_log_probs; }),
+      {{"--log-prob-max-token-len-per-gpu"},
+       Arity::kOne,
+       false,
+       [](R& r, const FlagUse& use) {
+         r.rl.log_prob_max_token_len_per_gpu = Size(use, kMaxRlTokens);
+       }},
   };
 }
 
@@ -1007,6 +1015,12 @@ constexpr FlagDoc kFlagDocs[] = {
      "use the engine's log-probs: no old-policy pass"},
     {"--rl-async", FlagGroup::kRl, "",
      "rollout of step n+1 overlaps training on step n (separate GPUs)"},
+    {"--critic", FlagGroup::kRl, "",
+     "PPO: a critic of the actor's architecture adds a value pass and critic training"},
+    {"--teacher-log-probs", FlagGroup::kRl, "",
+     "on-policy distillation: one teacher forward-only pass (slime, areal)"},
+    {"--log-prob-max-token-len-per-gpu", FlagGroup::kRl, "N",
+     "token budget per GPU of the log-prob passes' micro-batches (verl; default: training's)"},
     {"--rollout-gpus", FlagGroup::kWeightSync, "N", "GPUs of the rollout engines (required)"},
     {"--rollout-tp", FlagGroup::kWeightSync, "T",
      "tensor-parallel size of one rollout engine, divides N (required)"},

@@ -56,10 +56,10 @@ std::string RenderRlText(const RlReportInput& input) {
       o.sync.colocate ? "colocated" : "separate rollout GPUs", o.async ? ", async" : "",
       o.rollout.num_prompts, o.rollout.samples_per_prompt, step.num_optimizer_steps,
       step.num_optimizer_steps == 1 ? "" : "s");
-  out += fmt::format("  {:<15} {:>11} {:>6} {:>11}  {:>8} {:>8} {:<5} {}\n", "phase", "seconds",
+  out += fmt::format("  {:<17} {:>11} {:>6} {:>11}  {:>8} {:>8} {:<5} {}\n", "phase", "seconds",
                      "GPUs", "GPU-s", "peak GiB", "of GiB", "fits", "timeline");
   for (const study::RlPhase& phase : step.phases) {
-    out += fmt::format("  {:<15} {:>11.3f} {:>6} {:>11.1f}  {:>8} {:>8} {:<5} {}\n",
+    out += fmt::format("  {:<17} {:>11.3f} {:>6} {:>11.1f}  {:>8} {:>8} {:<5} {}\n",
                        study::ToString(phase.kind), phase.seconds, phase.num_gpus,
                        phase.GpuSeconds(), Gib(phase.peak_bytes), Gib(phase.gpu_memory_bytes),
                        phase.Fits() ? "yes" : "NO", Bar(phase, step.step_seconds));
@@ -75,6 +75,11 @@ std::string RenderRlText(const RlReportInput& input) {
       r.decode_seconds);
   out += fmt::format("  actor train         {:.3f} s per optimizer step; log-prob pass {:.3f} s\n",
                      step.train.simulation.step_seconds, step.forward_only.simulation.step_seconds);
+  out += fmt::format("  log-prob passes     {} micro-batches per data-parallel rank{}\n",
+                     step.log_prob_micro_batches_per_rank,
+                     o.log_prob_max_tokens_per_gpu ? fmt::format(" (budget {} tokens per GPU)",
+                                                                 *o.log_prob_max_tokens_per_gpu)
+                                                   : std::string());
   out += fmt::format("  weight sync         {:.2f} GB in {} buckets over {}\n",
                      static_cast<double>(step.sync.bytes) / kBytesPerGB, step.sync.num_buckets,
                      cost::ToString(o.sync.transport));
@@ -102,6 +107,8 @@ std::string RenderRlJson(const RlReportInput& input) {
            {"colocate", o.sync.colocate},
            {"async", o.async},
            {"num_optimizer_steps", step.num_optimizer_steps},
+           {"critic", o.critic},
+           {"log_prob_micro_batches_per_rank", step.log_prob_micro_batches_per_rank},
            {"step_seconds", step.step_seconds},
            {"samples_per_second", step.samples_per_second},
            {"bottleneck", study::ToString(step.bottleneck)},
@@ -167,7 +174,9 @@ std::string RenderRlTrace(const RlReportInput& input) {
     if (phase.kind == study::RlPhaseKind::kWeightSync && !colocate) {
       slice(study::ToString(phase.kind), kRolloutPid, start, duration);  // the engines receive
     }
-    if (phase.kind == study::RlPhaseKind::kActorTrain && phase.passes > 1) {
+    const bool trains = phase.kind == study::RlPhaseKind::kActorTrain ||
+                        phase.kind == study::RlPhaseKind::kCriticTrain;
+    if (trains && phase.passes > 1) {
       const int64_t each = duration / phase.passes;
       for (int64_t i = 0; i < phase.passes; ++i) {
         slice(fmt::format("optimizer step {}", i + 1), kTrainerPid, start + i * each, each);

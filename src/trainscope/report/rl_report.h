@@ -16,7 +16,8 @@ struct RlReportInput {
 };
 
 [[nodiscard]] std::string RenderRlText(const RlReportInput& input);
-// Keys: model, framework, colocate, async, num_optimizer_steps, step_seconds,
+// Keys: model, framework, colocate, async, num_optimizer_steps, critic,
+// log_prob_micro_batches_per_rank, step_seconds,
 // samples_per_second, bottleneck, phases[{name, seconds, start_seconds, passes, num_gpus,
 // gpu_seconds, peak_bytes, gpu_memory_bytes, fits}], rollout{engines, requests_per_engine,
 // max_running_requests, waves, prefill_seconds, decode_seconds, generated_tokens,
@@ -28,8 +29,8 @@ struct RlReportInput {
 
 // The step's timeline as Chrome trace event JSON (Perfetto, chrome://tracing): one process for
 // the training GPUs and one for the rollout engines (one when colocated), an X slice per phase
-// on its timeline, and inside actor_train one slice per optimizer step. Integer-nanosecond
-// times printed as microseconds, so the same step gives the same bytes.
+// on its timeline, and inside actor_train and critic_train one slice per optimizer step.
+// Integer-nanosecond times printed as microseconds, so the same step gives the same bytes.
 [[nodiscard]] std::string RenderRlTrace(const RlReportInput& input);
 
 }  // namespace trainscope::report

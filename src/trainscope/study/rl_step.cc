@@ -8,12 +8,14 @@
 #include <string_view>
 
 #include "trainscope/error.h"
+#include "trainscope/study/log_prob_budget.h"
 
 namespace trainscope::study {
 namespace {
 
-constexpr std::array<const char*, 6> kPhaseNames = {
-    "rollout", "offload_onload", "ref_log_probs", "old_log_probs", "actor_train", "weight_sync"};
+constexpr std::array<const char*, 9> kPhaseNames = {
+    "rollout",     "offload_onload", "ref_log_probs", "old_log_probs",    "actor_train",
+    "weight_sync", "critic_values",  "critic_train",  "teacher_log_probs"};
 
 // The busiest rank of a memory estimate (the stage with the highest peak).
 const cost::RankMemory& Busiest(const cost::MemoryEstimate& memory) {
@@ -146,29 +148,40 @@ cost::SequenceLengthHistogram RolloutSampleLengths(const cost::RolloutOptions& r
   return histogram;
 }
 
-}  // namespace
+// slime's rules (slime itself, and plain Megatron-Core / Megatron-Bridge runs, which `rl` models
+// as slime's loop).
+bool SlimeRules(config::Framework framework) {
+  return framework != config::Framework::kAreal && framework != config::Framework::kVerl;
+}
 
-std::string ToString(RlPhaseKind kind) { return kPhaseNames.at(static_cast<size_t>(kind)); }
-
-RlStep RunRlStep(const Study& study, const RlOptions& options) {
-  if (options.async && options.sync.colocate) {
-    throw UsageError(
-        "--rl-async: rollout overlaps training only on separate GPUs (slime train_async.py "
-        "asserts not colocate); drop --colocate");
+// The trainer's phases between the offload and the weight sync, in the framework's order:
+// slime train.py runs the critic group's train (values, then its optimizer steps) before the
+// actor's, whose train_actor runs ref → teacher → old log-probs → actor_train (actor.py);
+// AReaL rl_trainer.py critic_values → ref_logp → teacher_logp → recompute_logp → train_step
+// (actor ppo_update) → critic_train_step; verl ray_trainer.py fit old_log_prob → ref → values →
+// update_critic → update_actor.
+std::vector<RlPhaseKind> TrainerOrder(config::Framework framework) {
+  using K = RlPhaseKind;
+  if (framework == config::Framework::kAreal) {
+    return {K::kCriticValues, K::kRefLogProbs, K::kTeacherLogProbs,
+            K::kOldLogProbs,  K::kActorTrain,  K::kCriticTrain};
   }
-  RlStep step;
-  const TrainSplit split = SplitOfRollout(study, options);
-  step.num_optimizer_steps = split.optimizer_steps;
-  step.num_global_batches = split.global_batches;
+  if (framework == config::Framework::kVerl) {
+    return {K::kOldLogProbs, K::kRefLogProbs, K::kCriticValues, K::kCriticTrain, K::kActorTrain};
+  }
+  return {K::kCriticValues,    K::kCriticTrain, K::kRefLogProbs,
+          K::kTeacherLogProbs, K::kOldLogProbs, K::kActorTrain};
+}
+
+// The studies an RL step reuses: one actor optimizer step, the log-prob pass (under the
+// log-prob budget) and, with a critic, its value pass on the training micro-batches.
+void RunStudies(const Study& study, const RlOptions& options, RlStep& step) {
   // Under dynamic batching the trainer packs the samples the rollout made: prompt + response
   // lengths, unless a --seq-length-distribution says otherwise.
   Study trained = study;
   if (study.training.batch.max_tokens_per_gpu && !study.sequence_lengths) {
     trained.sequence_lengths = RolloutSampleLengths(options.rollout);
   }
-  const int64_t world = study.training.parallel.world_size;
-  const int64_t gpu_memory = study.cluster.gpu.memory_bytes;
-
   step.train = RunStudy(trained);
   // One eval-mode pass over every rollout sample: a forward-only step over all the global
   // batches (once, whatever verl's ppo_epochs).
@@ -176,42 +189,133 @@ RlStep RunRlStep(const Study& study, const RlOptions& options) {
   forward.training.forward_only = true;
   forward.training.batch.global_batch_size =
       study.training.GlobalBatchSize() * step.num_global_batches;
-  step.forward_only = RunStudy(forward);
-  step.rollout = cost::EstimateRollout(study.model, study.cluster, study.compute, options.rollout);
-  step.sync = cost::EstimateWeightSync(study.model, study.training, study.cluster, options.sync);
+  const Study log_probs =
+      options.log_prob_max_tokens_per_gpu
+          ? WithLogProbTokenBudget(forward, *options.log_prob_max_tokens_per_gpu)
+          : forward;
+  step.forward_only = RunStudy(log_probs);
+  step.log_prob_micro_batches_per_rank = MicroBatchesPerRank(log_probs);
+  if (options.critic) {
+    step.critic_values =
+        options.log_prob_max_tokens_per_gpu ? RunStudy(forward) : step.forward_only;
+  }
+}
 
+// Copies between the rank's weights and their pinned host copies that the teacher pass pays:
+// slime swaps the teacher in from its TensorBackuper tag and, unless the ref pass already does
+// (it runs first), the actor back (actor.py _switch_model); AReaL onloads and offloads its
+// teacher engine (rl_trainer.py _onload_model / _offload_model).
+double TeacherWeightCopies(const RlOptions& options) {
+  if (SlimeRules(options.training.framework) && options.ref_log_probs) return 1;
+  return 2;
+}
+
+// Every trainer phase the options turn on (between the offload and the weight sync), unordered.
+std::vector<RlPhase> TrainerPhases(const Study& study, const RlOptions& options,
+                                   const RlStep& step) {
   const cost::RankMemory& train_rank = Busiest(step.train.memory);
   const cost::RankMemory& forward_rank = Busiest(step.forward_only.memory);
-  const double pcie = study.cluster.pcie_bytes_per_second;
-  const bool colocate = options.sync.colocate;
-  const int64_t rollout_peak = static_cast<int64_t>(step.rollout.peak_bytes_per_gpu);
-
-  std::vector<RlPhase>& phases = step.phases;
-  phases.push_back(Phase(RlPhaseKind::kRollout, step.rollout.seconds, options.rollout.engine_gpus,
-                         rollout_peak, gpu_memory));
-  if (colocate) {
-    // Wake-up before the trainer's phases and sleep after them: one H2D and one D2H copy of
-    // the trainer's resident bytes over each GPU's host link.
-    const double resident = TrainerResidentBytes(train_rank);
-    phases.push_back(Phase(RlPhaseKind::kOffload, 2 * resident / pcie, world,
-                           static_cast<int64_t>(resident), gpu_memory));
-  }
+  const int64_t world = study.training.parallel.world_size;
+  const int64_t gpu_memory = study.cluster.gpu.memory_bytes;
+  const double weight_copy =
+      static_cast<double>(train_rank.weights_bytes) / study.cluster.pcie_bytes_per_second;
   const double forward_seconds = step.forward_only.simulation.step_seconds;
+  const double k = static_cast<double>(step.num_optimizer_steps);
+  // AReaL keeps the critic onloaded from its value pass through its training and onloads the
+  // actor before recompute_logp, so both models' state is on the GPU from then on.
+  const bool areal_critic =
+      options.critic && options.training.framework == config::Framework::kAreal;
+  const int64_t other = areal_critic ? static_cast<int64_t>(TrainerResidentBytes(train_rank)) : 0;
+  std::vector<RlPhase> phases;
   if (options.ref_log_probs) {
     // slime swaps the reference weights in from their pinned CPU backup and the actor's back
     // (TensorBackuper restore, an H2D copy of the rank's params each; actor.py _switch_model).
-    const double swaps = 2 * static_cast<double>(train_rank.weights_bytes) / pcie;
-    phases.push_back(Phase(RlPhaseKind::kRefLogProbs, forward_seconds + swaps, world,
+    phases.push_back(Phase(RlPhaseKind::kRefLogProbs, forward_seconds + 2 * weight_copy, world,
+                           forward_rank.peak_bytes, gpu_memory));
+  }
+  if (options.teacher_log_probs) {
+    phases.push_back(Phase(RlPhaseKind::kTeacherLogProbs,
+                           forward_seconds + TeacherWeightCopies(options) * weight_copy, world,
                            forward_rank.peak_bytes, gpu_memory));
   }
   if (options.old_log_probs) {
     phases.push_back(Phase(RlPhaseKind::kOldLogProbs, forward_seconds, world,
-                           forward_rank.peak_bytes, gpu_memory));
+                           forward_rank.peak_bytes + other, gpu_memory));
   }
-  phases.push_back(
-      Phase(RlPhaseKind::kActorTrain,
-            step.train.simulation.step_seconds * static_cast<double>(step.num_optimizer_steps),
-            world, train_rank.peak_bytes, gpu_memory, step.num_optimizer_steps));
+  phases.push_back(Phase(RlPhaseKind::kActorTrain, step.train.simulation.step_seconds * k, world,
+                         train_rank.peak_bytes + other, gpu_memory, step.num_optimizer_steps));
+  if (options.critic) {
+    // The critic is the actor's architecture and layout (docs/rl.md: its value head priced as
+    // the LM head): its value pass and its optimizer steps cost the actor's.
+    const StudyResult& values = *step.critic_values;
+    phases.push_back(Phase(RlPhaseKind::kCriticValues, values.simulation.step_seconds, world,
+                           Busiest(values.memory).peak_bytes, gpu_memory));
+    phases.push_back(Phase(RlPhaseKind::kCriticTrain, step.train.simulation.step_seconds * k, world,
+                           train_rank.peak_bytes + other, gpu_memory, step.num_optimizer_steps));
+  }
+  return phases;
+}
+
+// `phases` in the framework's order (TrainerOrder).
+std::vector<RlPhase> Ordered(std::vector<RlPhase> phases, config::Framework framework) {
+  std::vector<RlPhase> ordered;
+  for (const RlPhaseKind kind : TrainerOrder(framework)) {
+    for (const RlPhase& phase : phases) {
+      if (phase.kind == kind) ordered.push_back(phase);
+    }
+  }
+  return ordered;
+}
+
+// Rejects the options no framework runs: async with colocated engines, a teacher under verl.
+void CheckRlOptions(const RlOptions& options) {
+  if (options.async && options.sync.colocate) {
+    throw UsageError(
+        "--rl-async: rollout overlaps training only on separate GPUs (slime train_async.py "
+        "asserts not colocate); drop --colocate");
+  }
+  if (options.teacher_log_probs && options.training.framework == config::Framework::kVerl) {
+    throw UsageError(
+        "--teacher-log-probs: verl's trainer has no teacher pass (slime --use-opd, AReaL "
+        "teacher); pass --framework slime or areal");
+  }
+}
+
+}  // namespace
+
+std::string ToString(RlPhaseKind kind) { return kPhaseNames.at(static_cast<size_t>(kind)); }
+
+RlStep RunRlStep(const Study& study, const RlOptions& options) {
+  CheckRlOptions(options);
+  RlStep step;
+  const TrainSplit split = SplitOfRollout(study, options);
+  step.num_optimizer_steps = split.optimizer_steps;
+  step.num_global_batches = split.global_batches;
+  RunStudies(study, options, step);
+  step.rollout = cost::EstimateRollout(study.model, study.cluster, study.compute, options.rollout);
+  step.sync = cost::EstimateWeightSync(study.model, study.training, study.cluster, options.sync);
+
+  const cost::RankMemory& train_rank = Busiest(step.train.memory);
+  const int64_t world = study.training.parallel.world_size;
+  const int64_t gpu_memory = study.cluster.gpu.memory_bytes;
+  const bool colocate = options.sync.colocate;
+  std::vector<RlPhase>& phases = step.phases;
+  phases.push_back(Phase(RlPhaseKind::kRollout, step.rollout.seconds, options.rollout.engine_gpus,
+                         static_cast<int64_t>(step.rollout.peak_bytes_per_gpu), gpu_memory));
+  // slime's --use-critic forces offload_train (utils/arguments.py), colocated or not.
+  if (colocate || (options.critic && SlimeRules(options.training.framework))) {
+    // Wake-up before the trainer's phases and sleep after them: one H2D and one D2H copy of
+    // the trainer's resident bytes over each GPU's host link; a critic swaps its own likewise
+    // (one model on the GPU at a time, so the peak is one model's).
+    const double resident = TrainerResidentBytes(train_rank);
+    const double models = options.critic ? 2 : 1;
+    phases.push_back(Phase(RlPhaseKind::kOffload,
+                           2 * models * resident / study.cluster.pcie_bytes_per_second, world,
+                           static_cast<int64_t>(resident), gpu_memory));
+  }
+  for (RlPhase& phase : Ordered(TrainerPhases(study, options, step), options.training.framework)) {
+    phases.push_back(phase);
+  }
   // The sync holds the trainer's weights plus one bucket; colocated engines' weights share the GPU.
   const int64_t sync_peak =
       train_rank.weights_bytes + step.sync.bytes / std::max<int64_t>(step.sync.num_buckets, 1) +

@@ -1,6 +1,7 @@
 // One RL step (GRPO/PPO) around the Megatron-Core training step: rollout, the forward-only
-// log-prob passes, k actor optimizer steps, weight sync, and in colocated runs the trainer's
-// offload and onload; which phases run back to back and which overlap, per framework. Composes
+// log-prob passes (ref, teacher, old policy), PPO's critic value pass and critic training, k
+// actor optimizer steps, weight sync, and in colocated runs the trainer's offload and onload;
+// in which order the framework runs them and which overlap. Composes
 // studies of the same training layout (study.h) with the rollout decode model (cost/rollout.h)
 // and the weight-sync estimate (cost/weight_sync.h). Pure and re-entrant. Formulas, sources and
 // omissions: docs/rl.md ("The RL step").
@@ -40,6 +41,16 @@ struct RlOptions {
   // Rollout of step n+1 overlaps training on step n (slime train_async.py, AReaL with
   // max_head_offpolicyness > 0, verl fully async). Needs separate rollout GPUs.
   bool async = false;
+  // PPO: a critic of the actor's architecture and layout runs a value pass over the rollout and
+  // as many optimizer steps as the actor (slime --advantage-estimator ppo; AReaL critic; verl
+  // critic, whose ppo_epochs and mini-batches follow the actor's).
+  bool critic = false;
+  // On-policy distillation: a forward-only pass of a teacher of the actor's architecture (slime
+  // --use-opd --opd-type megatron; AReaL teacher). verl has none.
+  bool teacher_log_probs = false;
+  // Token budget per GPU of the forward-only log-prob passes (verl
+  // log_prob_max_token_len_per_gpu); unset = the training micro-batches (study/log_prob_budget.h).
+  std::optional<int64_t> log_prob_max_tokens_per_gpu;
   RlTraining training;
 };
 
@@ -50,9 +61,13 @@ enum class RlPhaseKind {
   kOldLogProbs,
   kActorTrain,
   kWeightSync,
+  kCriticValues,  // the critic's forward-only value pass
+  kCriticTrain,   // the critic's optimizer steps
+  kTeacherLogProbs,
 };
 
-// "rollout", "offload_onload", "ref_log_probs", "old_log_probs", "actor_train", "weight_sync".
+// "rollout", "offload_onload", "ref_log_probs", "old_log_probs", "actor_train", "weight_sync",
+// "critic_values", "critic_train", "teacher_log_probs".
 [[nodiscard]] std::string ToString(RlPhaseKind kind);
 
 struct RlPhase {
@@ -75,14 +90,20 @@ struct RlStep {
   int64_t num_global_batches = 1;                  // global batches covering the samples
   cost::RolloutEstimate rollout;
   cost::WeightSyncEstimate sync;
-  StudyResult train;              // one actor optimizer step
-  StudyResult forward_only;       // one log-prob pass over one global batch
-  double samples_per_second = 0;  // prompts·samples / step
+  StudyResult train;         // one actor optimizer step
+  StudyResult forward_only;  // one log-prob pass over all the global batches
+  // The critic's value pass: forward_only on the training micro-batches (the log-prob budget
+  // does not apply to it); set with RlOptions::critic.
+  std::optional<StudyResult> critic_values;
+  int64_t log_prob_micro_batches_per_rank = 0;  // of forward_only
+  double samples_per_second = 0;                // prompts·samples / step
 };
 
 // The RL step of `study`'s training layout. Preconditions: Validate() accepted the layout,
 // the GPU has a BF16 peak. Throws InputError when prompts·samples is not a multiple of the
-// global batch size (slime asserts it), or async with colocated engines.
+// global batch size (slime asserts it) or the log-prob budget cannot batch the passes
+// (WithLogProbTokenBudget); UsageError for async with colocated engines, another framework's
+// keys, or --teacher-log-probs under verl.
 [[nodiscard]] RlStep RunRlStep(const Study& study, const RlOptions& options);
 
 }  // namespace trainscope::study
