@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <string_view>
 
 #include "trainscope/config/pipeline_layout.h"
@@ -39,8 +40,13 @@ struct Recipe {
 // deepseek/common.py _enable_deepseek_full_iteration_mxfp8 and gpt_oss/common.py
 // _apply_gpt_oss_120b_full_iter_fp8mx_configs: flex dispatcher with the HybridEP backend,
 // cuda_graph_impl full_iteration, overlap_moe_expert_parallel_comm and delay_wgrad_compute.
-// Recipes that do not set the dispatcher keep the model bridge's "alltoall"
-// (models/deepseek/deepseek_v3_bridge.py, models/gpt_oss/gpt_oss_bridge.py).
+// Recipes that do not set the dispatcher keep their base recipe's: DeepSeek-V3's base
+// (recipes/deepseek/h100/deepseek_v3.py deepseek_v3_pretrain_1024gpu_h100_bf16_config, which
+// every DeepSeek-V3 perf recipe starts from) sets moe_flex_dispatcher_backend "hybridep" and ends
+// with training/flex_dispatcher_backend.py apply_flex_dispatcher_backend, which switches the
+// dispatcher to flex on every GPU with compute capability 8-10 (since Megatron-Bridge #2288,
+// 2026-02-11); GPT-OSS's and Kimi-K2's bases keep the bridge's "alltoall"
+// (models/gpt_oss/gpt_oss_bridge.py, recipes/kimi/h100/kimi_k2.py).
 const std::vector<Recipe>& Recipes() {
   using enum Precision;
   using enum Dispatch;
@@ -48,24 +54,24 @@ const std::vector<Recipe>& Recipes() {
   // clang-format off
   static const std::vector<Recipe> recipes = {
       // deepseek/gb300/deepseek_v3.py
-      {"DeepSeek-V3", "GB300", kBf16, 1, 4, 4, 64, 1, kAllToAll, kTeAttnRouterPreprocess, false, {"moe_act"}},
-      {"DeepSeek-V3", "GB300", kFp8CurrentScaling, 1, 2, 8, 32, 2, kAllToAll, kNone, false, {"mla_up_proj"}},
+      {"DeepSeek-V3", "GB300", kBf16, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"moe_act"}},
+      {"DeepSeek-V3", "GB300", kFp8CurrentScaling, 1, 2, 8, 32, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "GB300", kMxfp8, 1, 2, 8, 32, 1, kHybridEp, kFullIteration, true, {}},
       // deepseek/gb200/deepseek_v3.py
-      {"DeepSeek-V3", "GB200", kBf16, 1, 4, 4, 64, 1, kAllToAll, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
-      {"DeepSeek-V3", "GB200", kFp8CurrentScaling, 1, 4, 4, 64, 1, kAllToAll, kTeAttnRouterPreprocess, false, {"mlp"}},
+      {"DeepSeek-V3", "GB200", kBf16, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
+      {"DeepSeek-V3", "GB200", kFp8CurrentScaling, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mlp"}},
       {"DeepSeek-V3", "GB200", kMxfp8, 1, 4, 4, 64, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}},
       // deepseek/b300/deepseek_v3.py (_enable_deepseek_transformer_engine_graph for BF16/FP8-CS)
-      {"DeepSeek-V3", "B300", kBf16, 1, 8, 2, 8, 1, kAllToAll, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
-      {"DeepSeek-V3", "B300", kFp8CurrentScaling, 1, 8, 2, 8, 1, kAllToAll, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
+      {"DeepSeek-V3", "B300", kBf16, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
+      {"DeepSeek-V3", "B300", kFp8CurrentScaling, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B300", kMxfp8, 1, 8, 2, 8, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}},
       // deepseek/b200/deepseek_v3.py
-      {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kAllToAll, kNone, false, {"mla_up_proj"}},
-      {"DeepSeek-V3", "B200", kFp8CurrentScaling, 1, 16, 1, 8, 1, kAllToAll, kNone, false, {"mla_up_proj"}},
+      {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
+      {"DeepSeek-V3", "B200", kFp8CurrentScaling, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B200", kMxfp8, 1, 8, 2, 32, 1, kDeepEp, kTeAttnRouterPreprocess, true, {"mla_up_proj", "mlp"}},
       // deepseek/h100/deepseek_v3.py
-      {"DeepSeek-V3", "H100", kBf16, 2, 8, 4, 64, 1, kAllToAll, kNone, false, {"mla_up_proj", "mlp"}},
-      {"DeepSeek-V3", "H100", kFp8CurrentScaling, 2, 8, 4, 64, 1, kAllToAll, kNone, false, {"mla_up_proj", "mlp"}},
+      {"DeepSeek-V3", "H100", kBf16, 2, 8, 4, 64, 1, kHybridEp, kNone, false, {"mla_up_proj", "mlp"}},
+      {"DeepSeek-V3", "H100", kFp8CurrentScaling, 2, 8, 4, 64, 1, kHybridEp, kNone, false, {"mla_up_proj", "mlp"}},
       // kimi/gb300/kimi_k2.py, kimi/gb200/kimi_k2.py, kimi/b200/kimi_k2.py
       {"Kimi-K2", "GB300", kBf16, 1, 4, 4, 64, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"Kimi-K2", "GB300", kFp8CurrentScaling, 1, 4, 4, 64, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
@@ -110,6 +116,26 @@ const std::vector<Recipe>& Recipes() {
   };
   // clang-format on
   return recipes;
+}
+
+// The DeepSeek-V3 dispatcher of a row published from an older container than the recipes
+// (before Megatron-Bridge #2288, the 26.02 container): scripts/performance at 2ce95f8
+// (2025-10, the 25.09 tables: run_script.py enables DeepEP on H100 for dropless runs, alltoall
+// elsewhere) and at aea4832 (2025-12, the 25.11 tables:
+// configs/deepseek/deepseek_workload_base_configs.py: HybridEP on GB200 / GB300, DeepEP with
+// moe_a2a_overlap on H100, alltoall on B200). nullopt = the recipe's own.
+struct OlderDispatch {
+  Dispatch dispatch;
+  bool ep_overlap;
+};
+std::optional<OlderDispatch> OlderDeepSeekDispatch(std::string_view gpu,
+                                                   std::string_view container) {
+  if (container.empty() || container >= "26.02") return std::nullopt;
+  if (gpu == "H100") return OlderDispatch{Dispatch::kDeepEp, container >= "25.11"};
+  if ((gpu == "GB200" || gpu == "GB300") && container >= "25.11") {
+    return OlderDispatch{Dispatch::kHybridEp, false};
+  }
+  return OlderDispatch{Dispatch::kAllToAll, false};
 }
 
 std::string_view DispatchName(Dispatch dispatch) {
@@ -159,16 +185,43 @@ std::optional<std::string> BridgeMlaPipelineLayout(const config::ModelConfig& mo
   }
 }
 
+std::string ContainerOf(const io::CalibrationRow& row) {
+  for (const std::string* text : {&row.notes, &row.source}) {
+    for (const std::string_view marker : {"container ", "("}) {
+      size_t at = text->find(marker);
+      while (at != std::string::npos) {
+        const size_t start = at + marker.size();
+        const std::string candidate = text->substr(start, 5);
+        if (candidate.size() == 5 && std::isdigit(static_cast<unsigned char>(candidate[0])) &&
+            std::isdigit(static_cast<unsigned char>(candidate[1])) && candidate[2] == '.' &&
+            std::isdigit(static_cast<unsigned char>(candidate[3])) &&
+            std::isdigit(static_cast<unsigned char>(candidate[4]))) {
+          return candidate;
+        }
+        at = text->find(marker, start);
+      }
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std::string& gpu,
                                            const std::string& precision_lower,
-                                           config::TrainingConfig& training) {
+                                           config::TrainingConfig& training,
+                                           const std::string& container) {
   const Precision precision = PrecisionOf(precision_lower);
   const config::ParallelSizes& p = training.parallel;
-  for (const Recipe& recipe : Recipes()) {
+  for (Recipe recipe : Recipes()) {
     if (recipe.preset != preset || recipe.gpu != gpu || recipe.precision != precision ||
         recipe.tp != p.tensor || recipe.pp != p.pipeline || recipe.vp != p.virtual_stages ||
         recipe.ep != p.expert || recipe.mbs != training.batch.micro_batch_size) {
       continue;
+    }
+    if (preset == "DeepSeek-V3") {
+      if (const std::optional<OlderDispatch> older = OlderDeepSeekDispatch(gpu, container)) {
+        recipe.dispatch = older->dispatch;
+        recipe.ep_overlap = older->ep_overlap;
+      }
     }
     training.moe.dispatcher = recipe.dispatch == Dispatch::kAllToAll
                                   ? config::TokenDispatcher::kAllToAll
@@ -206,6 +259,20 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
                     "recompute {}",
                     DispatchName(recipe.dispatch), GraphsName(recipe.graphs),
                     recipe.ep_overlap ? "on" : "off", modules.empty() ? "none" : modules)};
+  }
+  // No recipe of the row's layout: an older container's scripts still set the dispatcher of
+  // every DeepSeek-V3 run of their tables, whatever the layout.
+  if (preset == "DeepSeek-V3") {
+    if (const std::optional<OlderDispatch> older = OlderDeepSeekDispatch(gpu, container)) {
+      training.moe.dispatcher = older->dispatch == Dispatch::kAllToAll
+                                    ? config::TokenDispatcher::kAllToAll
+                                    : config::TokenDispatcher::kFlex;
+      training.moe.enable_deepep = older->dispatch == Dispatch::kDeepEp;
+      training.moe.overlap_expert_parallel_comm = older->ep_overlap;
+      return {fmt::format("Megatron-Bridge {} performance scripts: dispatcher {}, EP overlap {}",
+                          container, DispatchName(older->dispatch),
+                          older->ep_overlap ? "on" : "off")};
+    }
   }
   return {};
 }

@@ -15,6 +15,7 @@
 
 #include "trainscope/config/model_config.h"
 #include "trainscope/config/training_config.h"
+#include "trainscope/io/calibration_csv.h"
 
 namespace trainscope::bench {
 
@@ -28,10 +29,18 @@ namespace trainscope::bench {
 // Applies the recipe whose (model preset, GPU, precision, TP, PP, VP, EP, micro-batch) matches
 // the row to `training` and returns what it set, for the assumptions list; empty when no recipe
 // matches. `precision_lower` is the row's precision column in lower case.
+// `container` is the NeMo container of the published row ("26.08"; empty = the recipes' own):
+// DeepSeek-V3 rows from containers before 26.02 take the dispatcher of the performance scripts
+// of their time.
 [[nodiscard]] std::vector<std::string> ApplyBridgeRecipe(const std::string& preset,
                                                          const std::string& gpu,
                                                          const std::string& precision_lower,
-                                                         config::TrainingConfig& training);
+                                                         config::TrainingConfig& training,
+                                                         const std::string& container = "");
+
+// The NeMo container a row names ("NeMo container 25.11" in its notes, "(26.06.01)" in its
+// source: "25.11", "26.06"), or "" when it names none.
+[[nodiscard]] std::string ContainerOf(const io::CalibrationRow& row);
 
 }  // namespace trainscope::bench
 

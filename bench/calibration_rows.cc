@@ -295,7 +295,8 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
     t.precision.fp8_recipe = *recipe;
   }
   if (c.source_family == "megatron-bridge") {
-    for (std::string& setting : ApplyBridgeRecipe(c.preset, c.gpu, precision, t)) {
+    for (std::string& setting :
+         ApplyBridgeRecipe(c.preset, c.gpu, precision, t, ContainerOf(row))) {
       c.assumptions.push_back(std::move(setting));
     }
   }

@@ -26,7 +26,9 @@
 #include "step_calibration_lib.h"
 #include "trainscope/config/enum_names.h"
 #include "trainscope/error.h"
+#include "trainscope/io/atomic_write.h"
 #include "trainscope/io/calibration_file.h"
+#include "trainscope/report/chrome_trace.h"
 #include "trainscope/report/simulate_report.h"
 
 namespace trainscope {
@@ -140,12 +142,15 @@ int Run(int argc, char** argv) {
   bench::Efficiencies efficiencies;
   bool with_tflops_rows = false;
   std::optional<int64_t> explain_line;
+  std::string trace_path;  // with --explain: the row's Chrome trace
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--with-tflops-rows") {
       with_tflops_rows = true;
     } else if (arg == "--explain" && i + 1 < argc) {
       explain_line = std::stoll(argv[++i]);
+    } else if (arg == "--trace" && i + 1 < argc) {
+      trace_path = argv[++i];
     } else if (arg == "--calibration" && i + 1 < argc) {
       const io::CalibrationOverrides overrides = io::LoadCalibrationFile(argv[++i]);
       efficiencies.compute = io::ApplyCalibration(overrides, efficiencies.compute);
@@ -163,7 +168,11 @@ int Run(int argc, char** argv) {
       fmt::print("line {}: {} on {} GPUs ({}), measured {:.0f} tok/s/GPU\n", c.row.line, c.preset,
                  c.training.parallel.world_size, c.gpu, *c.row.tokens_per_second_per_gpu);
       for (const std::string& assumption : c.assumptions) fmt::print("  assumed: {}\n", assumption);
-      fmt::print("{}", report::RenderSimulateText(study, study::RunStudy(study)));
+      const study::StudyResult result = study::RunStudy(study);
+      fmt::print("{}", report::RenderSimulateText(study, result));
+      if (!trace_path.empty()) {
+        io::WriteFileAtomically(trace_path, report::RenderChromeTrace(result.simulation));
+      }
       return 0;
     }
     throw InputError(fmt::format("--explain {}: no modelled row on that line", *explain_line));

@@ -61,5 +61,42 @@ TEST(BridgeRecipesTest, MlaLayoutsMatchTheBridgeMaps) {
   EXPECT_EQ(eight.back().mtp_layers, 1);
 }
 
+TEST(BridgeRecipesTest, DeepSeekV3RecipesInheritTheBaseHybridEpDispatcher) {
+  // perf_recipes/deepseek/h100/deepseek_v3.py deepseek_v3_pretrain_1024gpu_h100_bf16_config sets
+  // no dispatcher; its base (recipes/deepseek/h100/deepseek_v3.py) sets backend "hybridep" and
+  // ends with apply_flex_dispatcher_backend, which makes it flex on compute capability 8-10.
+  config::TrainingConfig t = Layout(2, 8, 4, 64, 1);
+  t.parallel.world_size = 1024;
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "H100", "bf16", t, "26.08").size(), 1U);
+  EXPECT_EQ(t.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_FALSE(t.moe.enable_deepep);
+  // The 25.09 tables ran scripts/performance/run_script.py, which enabled DeepEP on H100.
+  config::TrainingConfig old = Layout(2, 8, 4, 64, 1);
+  old.parallel.world_size = 1024;
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "H100", "bf16", old, "25.09").size(), 1U);
+  EXPECT_EQ(old.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_TRUE(old.moe.enable_deepep);
+  // ... and alltoall elsewhere, whatever the layout (no recipe of MBS 3 exists).
+  config::TrainingConfig b200 = Layout(1, 16, 1, 8, 3);
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B200", "bf16", b200, "25.09").size(), 1U);
+  EXPECT_EQ(b200.moe.dispatcher, config::TokenDispatcher::kAllToAll);
+  // The 25.11 tables (deepseek_workload_base_configs.py at aea4832): HybridEP on GB200.
+  config::TrainingConfig gb200 = Layout(1, 8, 4, 32, 1);
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB200", "fp8-mx", gb200, "25.11").size(), 1U);
+  EXPECT_EQ(gb200.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_FALSE(gb200.moe.enable_deepep);
+}
+
+TEST(BridgeRecipesTest, ContainerIsReadFromTheNotesOrTheSource) {
+  io::CalibrationRow row;
+  row.source = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (26.06.01)";
+  EXPECT_EQ(ContainerOf(row), "26.06");
+  row.notes = "Pre-Training perf; NeMo container 25.11; FSDP=0";
+  EXPECT_EQ(ContainerOf(row), "25.11");
+  row = {};
+  row.source = "examples/model_verification_cards/deepseek-v3/card.yaml (commit 067f987)";
+  EXPECT_EQ(ContainerOf(row), "");
+}
+
 }  // namespace
 }  // namespace trainscope::bench
