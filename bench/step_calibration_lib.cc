@@ -1,6 +1,7 @@
 #include "step_calibration_lib.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,14 +28,16 @@ namespace {
 std::string ConfigKey(const CalibrationCase& c) {
   const config::TrainingConfig& t = c.training;
   const config::ParallelSizes& p = t.parallel;
-  return fmt::format("{}|{}|{}|{} {} {} {} {} {} {}|{} {} {}|{}{}|{} {}|{}", c.preset, c.gpu,
-                     c.scale_out_fabric ? config::ToString(*c.scale_out_fabric) : "default",
-                     p.world_size, p.tensor, p.pipeline, p.virtual_stages, p.context, p.expert,
-                     p.ExpertTensor(), t.batch.micro_batch_size,
-                     t.batch.global_batch_size.value_or(0), t.batch.seq_length,
-                     static_cast<int>(t.precision.fp8), static_cast<int>(t.precision.fp8_recipe),
-                     static_cast<int>(t.recompute.granularity), t.recompute.modules.size(),
-                     t.data_parallel.megatron_fsdp);
+  // The recipe settings (bench/bridge_recipes.h) differ between containers of one layout.
+  return fmt::format(
+      "{}|{}|{}|{} {} {} {} {} {} {}|{} {} {}|{}{}|{} {}|{}|{} {} {} {}", c.preset, c.gpu,
+      c.scale_out_fabric ? config::ToString(*c.scale_out_fabric) : "default", p.world_size,
+      p.tensor, p.pipeline, p.virtual_stages, p.context, p.expert, p.ExpertTensor(),
+      t.batch.micro_batch_size, t.batch.global_batch_size.value_or(0), t.batch.seq_length,
+      static_cast<int>(t.precision.fp8), static_cast<int>(t.precision.fp8_recipe),
+      static_cast<int>(t.recompute.granularity), fmt::join(t.recompute.modules, ","),
+      t.data_parallel.megatron_fsdp, static_cast<int>(t.moe.dispatcher), t.moe.enable_deepep,
+      t.moe.overlap_expert_parallel_comm, static_cast<int>(t.cuda_graph.impl));
 }
 
 }  // namespace
