@@ -175,6 +175,33 @@ TEST(StepSimulatorTest, TensorParallelOverlapPipelinesCommWithGemm) {
               1e-12);
 }
 
+TEST(StepSimulatorTest, TensorParallelOverlapReachesPastFp8Casts) {
+  // The same 4 ms GEMM and 2 ms all-gather under FP8: the graph issues the operands' casts
+  // (graph/fp8_ops.h) between the gather and the GEMM; the gather still pipelines with the GEMM
+  // (5 ms per layer, not 6), the casts costing nothing here.
+  config::TrainingConfig training = Training(2, 1, 1, 1);
+  training.sequence_parallel = true;
+  training.overlap.tp_comm_overlap = true;
+  training.precision.fp8 = config::Fp8Format::kHybrid;
+  training.precision.fp8_recipe = config::Fp8Recipe::kTensorwise;
+  const OpCostModel costs{
+      .compute_seconds =
+          [](const graph::Op& op) {
+            return op.name == "attention.linear_qkv" && op.phase == graph::Phase::kForward ? 4 * kMs
+                                                                                           : 0.0;
+          },
+      .comm_cost =
+          [](const graph::Op& op, int64_t) {
+            const bool qkv_gather = op.phase == graph::Phase::kForward &&
+                                    op.collective == graph::Collective::kAllGather &&
+                                    op.name.starts_with("attention.linear_qkv");
+            return CommCost{.seconds = qkv_gather ? 2 * kMs : 0.0};
+          }};
+  const SimulationOptions no_interference{.interference_fraction = 0};
+  EXPECT_NEAR(SimulateStep(TinyModel(), training, costs, no_interference).step_seconds, 4 * 5 * kMs,
+              1e-12);
+}
+
 TEST(StepSimulatorTest, MoeOverlapsHideExpertParallelExchanges) {
   // Qwen3.5-35B-A3B (shared expert in every MoE layer), two layers, EP 2: the shared expert can
   // run while the dispatch all-to-all is in flight, and with the 1F1B A2A overlap the exchanges

@@ -20,6 +20,7 @@ using graph::Collective;
 using graph::CommPurpose;
 using graph::Op;
 using graph::OpBlock;
+using graph::OpKind;
 using graph::Phase;
 
 bool IsPipelineP2p(const Op& op) {
@@ -134,11 +135,16 @@ class LaneBuilder {
       const Op& op = ops_[static_cast<size_t>(i)];
       if (!op.IsComm() || op.group != GroupKind::kTp || op.micro_batch < 0) continue;
       if (op.collective == Collective::kAllGather && i + 1 < Size()) {
-        const Op& gemm = ops_[static_cast<size_t>(i + 1)];
+        // The GEMM the gather feeds, past the FP8 casts of its other operands (graph/fp8_ops.h)
+        // that the graph issues between them.
+        int64_t g = i + 1;
+        while (g + 1 < Size() && ops_[static_cast<size_t>(g)].role.kind == OpKind::kFp8Quantize) {
+          ++g;
+        }
+        const Op& gemm = ops_[static_cast<size_t>(g)];
         if (gemm.IsComm() || gemm.gemm.m == 0) continue;
-        Node& consumer = At(i + 1);
-        ReplaceDep(consumer.deps, Id(i), At(i).deps);
-        Pipeline(consumer, Id(i), chunks);
+        for (int64_t k = i + 1; k <= g; ++k) ReplaceDep(At(k).deps, Id(i), At(i).deps);
+        Pipeline(At(g), Id(i), chunks);
       } else if (op.collective == Collective::kReduceScatter && op.deps.size() == 1) {
         const int64_t producer = op.deps.front();
         const Op& gemm = ops_[static_cast<size_t>(producer)];
