@@ -224,14 +224,16 @@ TEST(StepSimulatorTest, MoeOverlapsHideExpertParallelExchanges) {
 }
 
 TEST(StepSimulatorTest, ExpertParallelOverlapPairsAForwardWithABackward) {
-  // Qwen3-30B-A3B, one layer, EP 2, alltoall, two micro-batches, no pipeline: the passes run
-  // F0 B0 F1 B1 and pair as (F0, B0), (F1, B1) (Megatron-Core combined_1f1b). Only the expert
-  // fc1 forward GEMM (10 ms) and the EP all-to-alls (1 ms each: tokens, probs and combine
-  // forward, their three gradients backward) take time.
+  // Qwen3-30B-A3B, one layer, EP 2, alltoall, two micro-batches, no pipeline: the passes are
+  // issued F0 B0 F1 B1 and Megatron-Core's combined 1F1B runs F0, then B0 with F1, then B1
+  // (model_chunk_schedule_plan.py). Only the expert fc1 forward GEMM (10 ms) and the EP
+  // all-to-alls (1 ms each: tokens, probs and combine forward, their three gradients backward)
+  // take time; every op waits for the one before it in its pass.
   // Without overlap a micro-batch takes 3 + 10 + 3 = 16 ms: 32 ms.
-  // With it, no compute waits for an exchange: F's dispatch runs 0-2 ms beside fc1 (0-10), its
-  // combine 10-11 after fc2; B's three exchanges queue behind it on the EP stream, 11-14, and
-  // B's last compute op waits for them: 14 ms per pair, 28 ms.
+  // With it: F0 alone, 0-13 (tokens, probs, fc1, combine). The pair from 13: B0's combine
+  // gradient 13-14 on the EP stream, then F1's tokens 14-15 and probs 15-16, B0's probs and
+  // tokens gradients 16-17 and 17-18; F1's fc1 16-26 (after its probs), its combine 26-27 and
+  // unpermute at 27. B1 alone: its three gradients, 27-30. 30 ms.
   config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   model.layers.resize(1);
   config::TrainingConfig training = Training(1, 1, 2, 2);
@@ -254,7 +256,49 @@ TEST(StepSimulatorTest, ExpertParallelOverlapPairsAForwardWithABackward) {
   const SimulationOptions no_interference{.interference_fraction = 0};
   EXPECT_NEAR(SimulateStep(model, training, costs, no_interference).step_seconds, 32 * kMs, 1e-12);
   training.moe.overlap_expert_parallel_comm = true;
-  EXPECT_NEAR(SimulateStep(model, training, costs, no_interference).step_seconds, 28 * kMs, 1e-12);
+  EXPECT_NEAR(SimulateStep(model, training, costs, no_interference).step_seconds, 30 * kMs, 1e-12);
+}
+
+TEST(StepSimulatorTest, DelayedWeightGradientsLetTheDispatchGradientStartEarlier) {
+  // The same pair with a 6 ms expert fc1 weight gradient in the backward. Without
+  // --delay-wgrad-compute B0's probs gradient waits for it (the expert backward is one node in
+  // Megatron); with it (backward_dw) the exchange starts once the data gradients are done and
+  // runs beside the weight gradient.
+  config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  model.layers.resize(1);
+  config::TrainingConfig training = Training(1, 1, 2, 2);
+  training.parallel.expert = 2;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.moe.grouped_gemm = true;
+  training.moe.overlap_expert_parallel_comm = true;
+  const OpCostModel costs{.compute_seconds =
+                              [](const graph::Op& op) {
+                                return op.name == "moe.experts.linear_fc1.wgrad" ? 6 * kMs : 0.0;
+                              },
+                          .comm_cost =
+                              [](const graph::Op& op, int64_t) {
+                                const bool exchange =
+                                    op.collective == graph::Collective::kAllToAll &&
+                                    op.group == config::GroupKind::kEp;
+                                return CommCost{.seconds = exchange ? kMs : 0.0};
+                              }};
+  const SimulationOptions no_interference{.interference_fraction = 0};
+  const auto timing = [&](const StepSimulation& sim, const std::string& name) {
+    const LaneTimeline& lane = sim.lanes.front();
+    for (const graph::Op& op : lane.graph.ops) {
+      if (op.micro_batch == 0 && op.name == name) return lane.timings[static_cast<size_t>(op.id)];
+    }
+    ADD_FAILURE() << name;
+    return OpTiming{};
+  };
+  const StepSimulation plain = SimulateStep(model, training, costs, no_interference);
+  EXPECT_GE(timing(plain, "moe.dispatch.a2a_probs.grad").start_seconds,
+            timing(plain, "moe.experts.linear_fc1.wgrad").end_seconds);
+  training.moe.delay_wgrad_compute = true;
+  const StepSimulation delayed = SimulateStep(model, training, costs, no_interference);
+  EXPECT_LT(timing(delayed, "moe.dispatch.a2a_probs.grad").start_seconds,
+            timing(delayed, "moe.experts.linear_fc1.wgrad").end_seconds);
+  EXPECT_LE(delayed.step_seconds, plain.step_seconds);
 }
 
 TEST(StepSimulatorTest, DeterministicAcrossRuns) {

@@ -136,10 +136,13 @@ StepGraph BuildStepGraph(const config::ModelConfig& model, const TrainingConfig&
   ScheduleState state;
   state.forward_end.assign(static_cast<size_t>(graph.num_micro_batches * peers.v), -1);
   state.previous_pass_end = internal::EmitFsdpRootGather(writer, params, training, mapping);
-  for (const Pass& pass : internal::RankSchedule(training, peers, graph.num_micro_batches)) {
+  const std::vector<Pass> schedule =
+      internal::RankSchedule(training, peers, graph.num_micro_batches);
+  for (const Pass& pass : schedule) {
     const ChunkOps& ops = chunk_ops[static_cast<size_t>(pass.chunk)];
     internal::EmitPass(writer, pass, pass.forward ? ops.forward : ops.backward, peers, state);
   }
+  graph.combined_passes = internal::CombinedPasses(training, peers, schedule);
   // An eval-mode pass has no gradients to reduce and no optimizer step.
   if (training.forward_only) return graph;
   int64_t last =

@@ -7,6 +7,7 @@
 #define TRAINSCOPE_GRAPH_STEP_GRAPH_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "trainscope/config/model_config.h"
@@ -15,11 +16,23 @@
 
 namespace trainscope::graph {
 
+// One forward or backward pass of one (micro-batch, model chunk) of a rank's schedule.
+struct PassId {
+  bool forward = true;
+  int64_t micro_batch = 0;
+  int64_t model_chunk = 0;
+  friend bool operator==(const PassId&, const PassId&) = default;
+};
+
 struct StepGraph {
   int64_t rank = 0;
   int64_t pipeline_rank = 0;
   int64_t num_micro_batches = 0;
   std::vector<Op> ops;  // issue order; ops[i].id == i; deps refer to earlier ids
+  // With --overlap-moe-expert-parallel-comm: the (earlier, later) passes in issue order that
+  // Megatron-Core's combined 1F1B runs as one step, a forward with a backward of another
+  // micro-batch or chunk (schedules.py, combined_1f1b.py). Empty otherwise.
+  std::vector<std::pair<PassId, PassId>> combined_passes;
 };
 
 // Builds the step graph of global rank `rank`. Precondition: Validate() accepted the

@@ -14,6 +14,7 @@
 #include "trainscope/config/training_config.h"
 #include "trainscope/graph/layer_ops.h"
 #include "trainscope/graph/op.h"
+#include "trainscope/graph/step_graph.h"
 #include "trainscope/graph/weights.h"
 
 namespace trainscope::graph::internal {
@@ -58,6 +59,15 @@ struct ScheduleState {
 // The passes of this rank in issue order: 1F1B for v = 1, else interleaved (schedules.py).
 [[nodiscard]] std::vector<Pass> RankSchedule(const config::TrainingConfig& training,
                                              const PipelinePeers& peers, int64_t num_micro_batches);
+// The passes of `schedule` (RankSchedule) that the combined 1F1B of
+// --overlap-moe-expert-parallel-comm runs together, in issue order: without a pipeline
+// (combined_1f1b_schedule_for_no_pipelining) F0 alone, then (B_i, F_i+1), then the last backward;
+// interleaved, the steady state's (F, B) pairs after the warm-up, which the overlap lengthens by
+// one forward (schedules.py "schedule one extra micro-batch forward step"). Empty without the
+// overlap, for forward-only runs and for a pipeline without virtual stages (rejected, C14).
+[[nodiscard]] std::vector<std::pair<graph::PassId, graph::PassId>> CombinedPasses(
+    const config::TrainingConfig& training, const PipelinePeers& peers,
+    const std::vector<Pass>& schedule);
 // Emits one pass: the receive it waits for, `ops` chained in order (without the casts of cached
 // FP8 weights after the chunk's first micro-batch), then the send.
 void EmitPass(GraphWriter& writer, const Pass& pass, const std::vector<Op>& ops,

@@ -41,11 +41,16 @@ std::vector<Pass> ScheduleTable(int64_t m, int64_t v, int64_t group) {
 
 // Interleaved (schedules.py:949-986, 1019-): w = min(2(p−r−1) + (v−1)·G + ω, m·v) forward
 // passes, then (F, B) pairs, then the remaining backwards; backward k runs chunk v−1−chunk_k.
+int64_t InterleavedWarmup(int64_t p, int64_t r, int64_t v, int64_t m, int64_t group,
+                          int64_t extra_warmup) {
+  return std::min(2 * (p - r - 1) + (v - 1) * group + extra_warmup, m * v);
+}
+
 std::vector<Pass> InterleavedSchedule(int64_t p, int64_t r, int64_t v, int64_t m, int64_t group,
                                       int64_t extra_warmup) {
   const std::vector<Pass> table = ScheduleTable(m, v, group);
   const int64_t total = m * v;
-  const int64_t warmup = std::min(2 * (p - r - 1) + (v - 1) * group + extra_warmup, total);
+  const int64_t warmup = InterleavedWarmup(p, r, v, m, group, extra_warmup);
   auto backward = [&](int64_t k) {
     const Pass& entry = table[static_cast<size_t>(k)];
     return Pass{false, entry.micro_batch, v - 1 - entry.chunk};
@@ -129,6 +134,33 @@ std::vector<Pass> RankSchedule(const config::TrainingConfig& training, const Pip
   const int64_t group = training.MicroBatchGroupSize();
   const int64_t extra = training.moe.overlap_expert_parallel_comm ? 1 : 0;
   return InterleavedSchedule(peers.p, peers.r, peers.v, num_micro_batches, group, extra);
+}
+
+std::vector<std::pair<graph::PassId, graph::PassId>> CombinedPasses(
+    const config::TrainingConfig& training, const PipelinePeers& peers,
+    const std::vector<Pass>& schedule) {
+  std::vector<std::pair<PassId, PassId>> pairs;
+  if (!training.moe.overlap_expert_parallel_comm || training.forward_only) return pairs;
+  const auto id = [](const Pass& pass) {
+    return graph::PassId{
+        .forward = pass.forward, .micro_batch = pass.micro_batch, .model_chunk = pass.chunk};
+  };
+  // The schedule's index of the first combined step and the number of steps.
+  int64_t first = 0, steps = 0;
+  const int64_t total = static_cast<int64_t>(schedule.size());
+  if (peers.p == 1 && peers.v == 1) {
+    first = 1;  // F0 B0 F1 B1 ...: (B0, F1), (B1, F2), ...
+    steps = total / 2 - 1;
+  } else if (peers.v > 1) {
+    const int64_t m = total / (2 * peers.v);
+    first = InterleavedWarmup(peers.p, peers.r, peers.v, m, training.MicroBatchGroupSize(), 1);
+    steps = m * peers.v - first;
+  }
+  for (int64_t k = 0; k < steps; ++k) {
+    const size_t a = static_cast<size_t>(first + 2 * k);
+    pairs.emplace_back(id(schedule[a]), id(schedule[a + 1]));
+  }
+  return pairs;
 }
 
 void EmitPass(GraphWriter& writer, const Pass& pass, const std::vector<Op>& ops,

@@ -4,6 +4,7 @@
 #include "trainscope/sim/sim_graph.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -97,7 +98,11 @@ class LaneBuilder {
  public:
   LaneBuilder(const LaneTimeline& lane, int32_t offset, std::vector<Node>& nodes,
               const config::TrainingConfig& training)
-      : ops_(lane.graph.ops), offset_(offset), nodes_(nodes), training_(training) {}
+      : ops_(lane.graph.ops),
+        combined_passes_(lane.graph.combined_passes),
+        offset_(offset),
+        nodes_(nodes),
+        training_(training) {}
 
   Node& At(int64_t op) { return nodes_[static_cast<size_t>(offset_ + op)]; }
   int32_t Id(int64_t op) const { return static_cast<int32_t>(offset_ + op); }
@@ -196,32 +201,38 @@ class LaneBuilder {
     }
   }
 
-  // --overlap-moe-expert-parallel-comm (Megatron-Core combined_1f1b): in the 1F1B steady state
-  // the forward of one micro-batch and the backward of another run as one step, each one's
-  // dispatch / combine hidden behind the other's compute. Passes are paired as issued: a pass
-  // and the next one of the other direction. Inside a pair no compute waits for an EP
-  // exchange; the pair's last compute op waits for all of them, so exchanges longer than the
-  // pair's compute stay exposed. Unpaired passes (warm-up and cool-down) keep their exchanges
-  // in series.
+  // --overlap-moe-expert-parallel-comm (Megatron-Core combined 1F1B,
+  // models/common/model_chunk_schedule_plan.py TransformerModelChunkSchedulePlan.run and
+  // TransformerLayerSchedulePlan.run): the forward of one micro-batch and the backward of another
+  // run as one step, layer by layer: forward layer k with the backward's k-th layer (the model's
+  // layer n-1-k). Per layer pair the compute stream runs the forward's pre-dispatch part
+  // (attention, router, permutation), the backward's expert part, the forward's expert part and
+  // the backward's pre-dispatch part, while the communication stream runs the backward's combine,
+  // the forward's dispatch, the backward's dispatch and the forward's combine; every data
+  // dependency stays, so an exchange longer than the compute it is paired with is exposed. With
+  // --delay-wgrad-compute the weight gradients run after the data-gradient chain (backward_dw),
+  // so the backward's dispatch no longer waits for the expert weight gradients.
+  // The pairs are the graph's (StepGraph::combined_passes); unpaired passes (warm-up and
+  // cool-down) run alone.
   void OverlapExpertParallelComm() {
-    if (!training_.moe.overlap_expert_parallel_comm) return;
-    std::vector<std::vector<int64_t>> passes;  // op indices of each pass, in issue order
-    std::vector<bool> forward;
-    std::tuple<bool, int64_t, int64_t> current{false, -2, -2};
+    if (combined_passes_.empty()) return;
+    std::map<std::tuple<bool, int64_t, int64_t>, std::vector<int64_t>> passes;
     for (int64_t i = 0; i < Size(); ++i) {
       const Op& op = ops_[static_cast<size_t>(i)];
       if (op.micro_batch < 0 || IsPipelineP2p(op)) continue;
-      if (PassKey(op) != current) {
-        current = PassKey(op);
-        passes.emplace_back();
-        forward.push_back(std::get<0>(current));
-      }
-      passes.back().push_back(i);
+      passes[PassKey(op)].push_back(i);
     }
-    for (size_t j = 0; j + 1 < passes.size(); ++j) {
-      if (forward[j] == forward[j + 1]) continue;
-      HideExchangesInPair(passes[j], passes[j + 1]);
-      ++j;
+    const auto ops_of = [&](const graph::PassId& id) -> const std::vector<int64_t>& {
+      static const std::vector<int64_t> kNone;
+      const auto it = passes.find({id.forward, id.micro_batch, id.model_chunk});
+      return it == passes.end() ? kNone : it->second;
+    };
+    for (const auto& [first_id, second_id] : combined_passes_) {
+      const std::vector<int64_t>& first = ops_of(first_id);
+      const std::vector<int64_t>& second = ops_of(second_id);
+      if (first.empty() || second.empty()) continue;
+      InterleavePair(first_id.forward ? first : second, first_id.forward ? second : first, first,
+                     second);
     }
   }
 
@@ -312,26 +323,160 @@ class LaneBuilder {
     node.tail_fraction = 1.0 / chunks;
   }
 
-  // The EP all-to-alls of both passes stop blocking the op after them; the last compute op of
-  // the second pass waits for them instead.
-  void HideExchangesInPair(const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
-    int64_t join = -1;
-    for (const int64_t i : second) {
-      if (!ops_[static_cast<size_t>(i)].IsComm()) join = i;
-    }
-    if (join < 0) return;
-    for (const std::vector<int64_t>* pass : {&first, &second}) {
-      for (size_t k = 0; k < pass->size(); ++k) {
-        const int64_t i = (*pass)[k];
-        const Op& op = ops_[static_cast<size_t>(i)];
-        if (!op.IsComm() || op.collective != Collective::kAllToAll ||
-            !IsExpertParallelExchange(op) || i >= join) {
-          continue;  // after the join (a trailing exchange) it stays where it is
+  // Segments of one layer of a pass in the combined 1F1B schedule.
+  enum Segment { kHead, kPre, kDispatch, kExperts, kCombine, kPost, kTail, kNumSegments };
+
+  static bool IsDispatchExchange(const Op& op) {
+    return op.role.purpose == CommPurpose::kEpDispatch ||
+           op.role.purpose == CommPurpose::kEpDispatchProbs ||
+           op.role.purpose == CommPurpose::kEpFlexDispatch;
+  }
+  static bool IsCombineExchange(const Op& op) {
+    return op.role.purpose == CommPurpose::kEpCombine ||
+           op.role.purpose == CommPurpose::kEpFlexCombine;
+  }
+
+  // The ops of `pass` by layer (in pass order) and segment. A forward layer is pre-dispatch ops,
+  // dispatch exchanges, expert ops up to the combine, the combine, and what follows; a backward
+  // layer meets the combine's gradient first and the dispatch's last, so its segments are
+  // (post) ops before the combine gradient, the combine gradient, expert ops, the dispatch
+  // gradients, and the pre-dispatch ops after them. Ops outside layers go to the head (before
+  // the first layer) or the tail.
+  std::vector<std::array<std::vector<int64_t>, kNumSegments>> LayerSegments(
+      const std::vector<int64_t>& pass, bool forward) const {
+    std::vector<std::array<std::vector<int64_t>, kNumSegments>> layers(1);  // [0] head and tail
+    int64_t current_layer = -1;
+    Segment segment = kHead;
+    for (const int64_t i : pass) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      if (op.layer < 0) {
+        layers.front()[layers.size() == 1 ? kHead : kTail].push_back(i);
+        continue;
+      }
+      if (op.layer != current_layer) {
+        current_layer = op.layer;
+        layers.emplace_back();
+        segment = forward ? kPre : kPost;
+      }
+      const bool dispatch = op.IsComm() && IsDispatchExchange(op);
+      const bool combine = op.IsComm() && IsCombineExchange(op);
+      if (forward) {
+        if (dispatch && (segment == kPre || segment == kDispatch)) {
+          segment = kDispatch;
+        } else if (combine) {
+          segment = kCombine;
+        } else if (segment == kDispatch) {
+          segment = kExperts;
+        } else if (segment == kCombine) {
+          segment = kPost;
         }
-        if (k + 1 < pass->size()) ReplaceDep(At((*pass)[k + 1]).deps, Id(i), At(i).deps);
-        At(join).deps.push_back(Id(i));
+      } else {
+        if (combine && segment == kPost) {
+          segment = kCombine;
+        } else if (dispatch &&
+                   (segment == kExperts || segment == kCombine || segment == kDispatch)) {
+          segment = kDispatch;
+        } else if (segment == kCombine) {
+          segment = kExperts;
+        } else if (segment == kDispatch) {
+          segment = kPre;
+        }
+      }
+      layers.back()[segment].push_back(i);
+    }
+    return layers;
+  }
+
+  // Moves the weight-gradient GEMMs of `ops` behind the rest and lets nothing of `pass_ops` but
+  // other weight gradients wait for them (their successors wait for what they waited for).
+  void DelayWeightGradients(std::vector<int64_t>& ops, const std::vector<int64_t>& pass_ops) {
+    std::vector<int64_t> wgrads;
+    std::erase_if(ops, [&](int64_t i) {
+      const bool wgrad = ops_[static_cast<size_t>(i)].role.pass == graph::OpPass::kWgrad;
+      if (wgrad) wgrads.push_back(i);
+      return wgrad;
+    });
+    for (const int64_t w : wgrads) {
+      for (const int64_t o : pass_ops) {
+        if (ops_[static_cast<size_t>(o)].role.pass == graph::OpPass::kWgrad) continue;
+        ReplaceDep(At(o).deps, Id(w), At(w).deps);
       }
     }
+    ops.insert(ops.end(), wgrads.begin(), wgrads.end());
+  }
+
+  // Issues the forward pass `f` and the backward pass `b` as Megatron's combined 1F1B does, on
+  // the queue positions the two passes held (`first` then `second` in issue order).
+  void InterleavePair(const std::vector<int64_t>& f, const std::vector<int64_t>& b,
+                      const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
+    auto fl = LayerSegments(f, /*forward=*/true);
+    auto bl = LayerSegments(b, /*forward=*/false);
+    const bool delay = training_.moe.delay_wgrad_compute;
+    // The pipeline transfers issued among the pair's ops: the step receives its inputs before
+    // and sends its outputs after (combined_1f1b's p2p around the combined step).
+    std::vector<int64_t> receives, sends;
+    for (int64_t i = first.front(); i < second.back(); ++i) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      if (!IsPipelineP2p(op)) continue;
+      (op.collective == Collective::kSend ? sends : receives).push_back(i);
+    }
+    // The later pass and the receives no longer wait for the earlier pass or its sends (the pair
+    // is one step).
+    std::vector<bool> in_first(static_cast<size_t>(Size()), false);
+    for (const int64_t i : first) in_first[static_cast<size_t>(i)] = true;
+    const int64_t first_begin = first.front(), second_begin = second.front();
+    std::vector<int64_t> later = second;
+    later.insert(later.end(), receives.begin(), receives.end());
+    for (const int64_t i : later) {
+      std::erase_if(At(i).deps, [&](int32_t dep) {
+        const int64_t d = dep - offset_;
+        if (d < 0 || d >= Size()) return false;
+        if (in_first[static_cast<size_t>(d)]) return true;
+        const Op& op = ops_[static_cast<size_t>(d)];
+        return d > first_begin && d < second_begin && IsPipelineP2p(op) &&
+               op.collective == Collective::kSend;
+      });
+    }
+    std::vector<int64_t> order;
+    const auto append = [&](const std::vector<int64_t>& ops) {
+      order.insert(order.end(), ops.begin(), ops.end());
+    };
+    append(receives);
+    append(bl.front()[kHead]);
+    append(fl.front()[kHead]);
+    const size_t units = std::max(fl.size(), bl.size());
+    for (size_t u = 1; u < units; ++u) {
+      std::array<std::vector<int64_t>, kNumSegments> none;
+      auto& fs = u < fl.size() ? fl[u] : none;
+      auto& bs = u < bl.size() ? bl[u] : none;
+      if (delay) {
+        DelayWeightGradients(bs[kExperts], b);
+        DelayWeightGradients(bs[kPre], b);
+      }
+      std::vector<int64_t> pre_wgrads;  // the backward's attention weight gradients, run last
+      if (delay) {
+        while (!bs[kPre].empty() &&
+               ops_[static_cast<size_t>(bs[kPre].back())].role.pass == graph::OpPass::kWgrad) {
+          pre_wgrads.insert(pre_wgrads.begin(), bs[kPre].back());
+          bs[kPre].pop_back();
+        }
+      }
+      for (const auto* ops :
+           {&bs[kPost], &bs[kCombine], &fs[kPre], &fs[kDispatch], &bs[kExperts], &bs[kDispatch],
+            &fs[kExperts], &fs[kCombine], &bs[kPre], &fs[kPost], &pre_wgrads}) {
+        append(*ops);
+      }
+    }
+    append(fl.front()[kTail]);
+    append(bl.front()[kTail]);
+    append(sends);
+    TRAINSCOPE_CHECK(order.size() == f.size() + b.size() + receives.size() + sends.size(),
+                     "combined 1F1B lost an op");
+    std::vector<double> slots;
+    slots.reserve(order.size());
+    for (const int64_t i : order) slots.push_back(At(i).queue_key);
+    std::sort(slots.begin(), slots.end());
+    for (size_t k = 0; k < order.size(); ++k) At(order[k]).queue_key = slots[k];
   }
 
   // First op after `i` in a later layer of the same pass, or -1.
@@ -413,6 +558,7 @@ class LaneBuilder {
   }
 
   const std::vector<Op>& ops_;
+  const std::vector<std::pair<graph::PassId, graph::PassId>>& combined_passes_;
   int32_t offset_;
   std::vector<Node>& nodes_;
   const config::TrainingConfig& training_;
