@@ -51,15 +51,21 @@ struct Parameter {
 // the measured ranges above (`physical`).
 std::vector<Parameter> Parameters(bool physical) {
   using E = bench::Efficiencies;
-  const auto bounds = [&](double wide_low, double wide_high, double low, double high) {
-    return physical ? std::pair{low, high} : std::pair{wide_low, wide_high};
+  // Every fit keeps each parameter inside what kernel measurements allow (docs/cost-model.md,
+  // "Constants"); `physical` only widens the rows to the MoE ones.
+  static_cast<void>(physical);
+  const auto bounds = [&](double /*wide_low*/, double /*wide_high*/, double low, double high) {
+    return std::pair{low, high};
   };
   const auto [bf16_low, bf16_high] = bounds(0.3, 1.0, 0.65, 0.90);
   const auto [fp8_low, fp8_high] = bounds(0.2, 1.0, 0.55, 0.85);
   const auto [fwd_low, fwd_high] = bounds(0.3, 0.8, 0.33, 0.80);
   const auto [bwd_low, bwd_high] = bounds(0.3, 0.8, 0.33, 0.75);
   const auto [mem_low, mem_high] = bounds(0.3, 1.0, 0.5, 0.95);
-  const auto [gpu_low, gpu_high] = bounds(0.5, 2.0, 0.7, 1.3);
+  // A GPU cannot beat its datasheet peak relative to H100's measured fractions: B200, GB200 and
+  // B300 reach 0.97, 0.91 and 0.98 of H100's fraction of peak in stas00/ml-engineering's MAMF
+  // table.
+  const auto [gpu_low, gpu_high] = bounds(0.5, 2.0, 0.7, 1.0);
   return {
       {"bf16_gemm_efficiency", [](E& e) -> double& { return e.compute.bf16_gemm_efficiency; },
        bf16_low, bf16_high},
@@ -246,7 +252,7 @@ int Run(int argc, char** argv) {
   }
   bench::Efficiencies start;
   start.compute.gpu_throughput_scale = {{"B200", 1.0}, {"GB200", 1.0}, {"GB300", 1.0}};
-  if (physical) {
+  {
     // Starting values: the kernel benchmarks' figures (docs/cost-model.md).
     start.compute.bf16_gemm_efficiency = 0.78;
     start.compute.fp8_gemm_efficiency = 0.72;

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "trainscope/cost/attention_efficiency.h"
 #include "trainscope/cost/gemm_efficiency.h"
 #include "trainscope/error.h"
 #include "trainscope/units.h"
@@ -139,9 +140,15 @@ double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff, MathP
     case KernelClass::kGemm:
       return precision == MathPrecision::kFp8 ? eff.fp8_gemm_efficiency : eff.bf16_gemm_efficiency;
     case KernelClass::kAttentionForward:
-      return eff.attention_forward_efficiency;
+      return eff.attention_forward_efficiency *
+             (eff.attention_occupancy && op.attention_pairs > 0
+                  ? AttentionOccupancy(op.attention_pairs, /*forward=*/true)
+                  : 1.0);
     case KernelClass::kAttentionBackward:
-      return eff.attention_backward_efficiency;
+      return eff.attention_backward_efficiency *
+             (eff.attention_occupancy && op.attention_pairs > 0
+                  ? AttentionOccupancy(op.attention_pairs, /*forward=*/false)
+                  : 1.0);
     case KernelClass::kGdnForward:
       return flashqla ? eff.gdn_flashqla_forward_efficiency : eff.gdn_fla_forward_efficiency;
     case KernelClass::kGdnBackward:

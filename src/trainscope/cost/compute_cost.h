@@ -100,6 +100,9 @@ struct ComputeEfficiency {
   // the starting values; the fitted effective values are lower (docs/cost-model.md).
   double attention_forward_efficiency = 0.3244;
   double attention_backward_efficiency = 0.302;
+  // Whether the two above are plateaus scaled down for small kernels by the measured occupancy
+  // curve (cost/attention_efficiency.h), or flat.
+  bool attention_occupancy = true;
   // Chunked gated delta rule, fraction of the BF16 peak against the dense chunked FLOP count of
   // graph "gdn.kernel" (FLA chunk_gated_delta_rule, counted step by step). QwenLM/FlashQLA
   // benchmark/benchmark_results_H200.txt (fla 0.5.1, tilelang 0.1.9, CUDA graphs), Qwen3.5-35B

@@ -207,16 +207,18 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const int64_t b = c.training.batch.micro_batch_size;
   // Under THD, MLA pads V to d_h for the kernel (LayerOpContext::CoreValueHeadDim).
   const int64_t qk_plus_v = a.head_dim + c.CoreValueHeadDim();
-  int64_t flops = b * local_heads * qk_plus_v * s * (s / Cp(c));
+  // (query, key) pairs per head after the mask: s·s_c/2 causal, (w·s − w(w−1)/2)/c in a window.
+  int64_t pairs = b * local_heads * s * (s / Cp(c)) / 2;
   const auto layer = static_cast<size_t>(sink.layer());
   const int64_t w = a.sliding_window;
   if (layer < c.model.layers.size() && c.model.layers[layer].sliding && w < s) {
-    flops = 2 * b * local_heads * qk_plus_v * (w * s - w * (w - 1) / 2) / Cp(c);
+    pairs = b * local_heads * (w * s - w * (w - 1) / 2) / Cp(c);
   }
+  const int64_t flops = 2 * qk_plus_v * pairs;
   const CpSizes sz = AttentionCpSizes(c);
   const std::string name = multiplier == 1 ? "attention.core" : "attention.core.backward";
-  sink.Compute(name, KernelRole(OpKind::kAttentionCore, OpBlock::kAttention), multiplier * flops,
-               multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes));
+  sink.Attention(name, KernelRole(OpKind::kAttentionCore, OpBlock::kAttention), multiplier * flops,
+                 multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes), pairs);
 }
 
 void AttentionForward(OpSink& sink, const LayerOpContext& c) {

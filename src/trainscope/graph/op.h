@@ -170,6 +170,10 @@ struct Op {
   int64_t flops = 0;
   int64_t bytes = 0;  // bytes read + written by the kernel
   GemmShape gemm;     // set for GEMMs (m == 0 otherwise)
+  // OpKind::kAttentionCore: (query, key) pairs the kernel computes, summed over its batch and
+  // local heads, after the causal or window mask (b·h·Σ keys per query); 0 otherwise. Sets the
+  // kernel's occupancy (cost/attention_efficiency.h).
+  int64_t attention_pairs = 0;
   // Host launches the op issues, in units of one eager PyTorch kernel launch (graph/op_sink.h
   // sets them per op kind; docs/cost-model.md "Launch and host overhead"). 0 for communication
   // ops (their host cost is inside their latency) and host-side ops.

@@ -81,6 +81,11 @@ class OpSink {
     Compute(std::move(name), role, flops, bytes);
     ops_.back().num_launches = num_launches;
   }
+  // A core-attention kernel computing `pairs` (query, key) pairs over its batch and heads.
+  void Attention(std::string name, OpRole role, int64_t flops, int64_t bytes, int64_t pairs) {
+    Compute(std::move(name), role, flops, bytes);
+    ops_.back().attention_pairs = pairs;
+  }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
   // Bytes: input, weights and output, bf16 (docs/workload.md). `role` names block and module.
   void Gemm(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,

@@ -76,9 +76,10 @@ void VisionAttention(OpSink& sink, const VisionDims& d, int64_t multiplier,
                      const std::string& name) {
   const int64_t head_dim = d.hidden / d.heads;
   const int64_t local_heads = d.heads / d.tp;
-  const int64_t flops = 4 * d.images * local_heads * head_dim * d.image_patches * d.image_patches;
+  const int64_t pairs = d.images * local_heads * d.image_patches * d.image_patches;
+  const int64_t flops = 4 * head_dim * pairs;
   const int64_t bytes = 4 * d.patches * local_heads * head_dim * kBf16Bytes;
-  sink.Compute(name, Role(OpKind::kAttentionCore), multiplier * flops, multiplier * bytes);
+  sink.Attention(name, Role(OpKind::kAttentionCore), multiplier * flops, multiplier * bytes, pairs);
 }
 
 void BlockForward(OpSink& sink, const VisionDims& d, const std::string& p) {
