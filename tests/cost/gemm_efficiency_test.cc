@@ -306,10 +306,11 @@ TEST(GemmEfficiencyTest, UserPointReplacesThePublishedValueAtItsShape) {
 }
 
 TEST(GemmEfficiencyTest, UserPointCoversItsOctaveWhereNoTableExists) {
-  // Hopper BF16 has no table. A measured 0.80 at 8192^3 under the default plateau 0.75: factor
+  // Hopper BF16 has no table. A measured 0.80 at 8192^3 under a plateau of 0.75: factor
   // 0.80 / 0.75 at the point and one octave away (its only neighbour). Two octaves away the
   // fallback: 32768 x 8192 -> 256 · 64 = 16384 tiles in ceil(16384 / 132) = 125 waves.
   ComputeEfficiency eff;
+  eff.bf16_gemm_efficiency = 0.75;
   eff.gemm_efficiency_points = {
       UserPoint(GpuFamily::kHopper, MathPrecision::kBf16, GemmPass::kForward,
                 {.tokens = 8192, .in_features = 8192, .out_features = 8192}, 1, 0.80)};
@@ -329,6 +330,7 @@ TEST(GemmEfficiencyTest, GroupedUserPointsAddAndReplaceRowLevels) {
   // Blackwell FP8 has no grouped table: 8 groups x 512 rows measured at 0.40 of the FP8 peak,
   // relative to fp8_gemm_efficiency 0.5944. Below it in proportion to the rows, above it flat.
   ComputeEfficiency eff;
+  eff.fp8_gemm_efficiency = 0.5944;
   eff.gemm_efficiency_points = {
       UserPoint(GpuFamily::kBlackwell, MathPrecision::kFp8, GemmPass::kForward,
                 {.tokens = 4096, .in_features = 4096, .out_features = 1536}, 8, 0.40)};
