@@ -49,23 +49,19 @@ struct Parameter {
 
 // The fitted parameters with the bounds of the default fit (wide: effective values), or with
 // the measured ranges above (`physical`).
-std::vector<Parameter> Parameters(bool physical) {
+std::vector<Parameter> Parameters() {
   using E = bench::Efficiencies;
   // Every fit keeps each parameter inside what kernel measurements allow (docs/cost-model.md,
-  // "Constants"); `physical` only widens the rows to the MoE ones.
-  static_cast<void>(physical);
-  const auto bounds = [&](double /*wide_low*/, double /*wide_high*/, double low, double high) {
-    return std::pair{low, high};
-  };
-  const auto [bf16_low, bf16_high] = bounds(0.3, 1.0, 0.65, 0.90);
-  const auto [fp8_low, fp8_high] = bounds(0.2, 1.0, 0.55, 0.85);
-  const auto [fwd_low, fwd_high] = bounds(0.3, 0.8, 0.33, 0.80);
-  const auto [bwd_low, bwd_high] = bounds(0.3, 0.8, 0.33, 0.75);
-  const auto [mem_low, mem_high] = bounds(0.3, 1.0, 0.5, 0.95);
+  // "Fit bounds of the fitted constants"); --physical only widens the rows to the MoE ones.
+  constexpr double bf16_low = 0.65, bf16_high = 0.90;  // MAMF
+  constexpr double fp8_low = 0.55, fp8_high = 0.85;    // MAMF
+  constexpr double fwd_low = 0.33, fwd_high = 0.80;    // FlashAttention-3, cuDNN, FA4
+  constexpr double bwd_low = 0.33, bwd_high = 0.75;
+  constexpr double mem_low = 0.5, mem_high = 0.95;
   // A GPU cannot beat its datasheet peak relative to H100's measured fractions: B200, GB200 and
   // B300 reach 0.97, 0.91 and 0.98 of H100's fraction of peak in stas00/ml-engineering's MAMF
   // table.
-  const auto [gpu_low, gpu_high] = bounds(0.5, 2.0, 0.7, 1.0);
+  constexpr double gpu_low = 0.7, gpu_high = 1.0;
   return {
       {"bf16_gemm_efficiency", [](E& e) -> double& { return e.compute.bf16_gemm_efficiency; },
        bf16_low, bf16_high},
@@ -106,7 +102,7 @@ bool IsFitRow(const bench::CalibrationCase& c, bool physical) {
 
 // Coordinate descent on a multiplicative grid from `start`, minimising the MAPE over `cases`.
 bench::Efficiencies Fit(const std::vector<bench::CalibrationCase>& cases, bench::Efficiencies start,
-                        bool verbose, bool physical = false) {
+                        bool verbose) {
   bench::Efficiencies best = std::move(start);
   auto objective = [&](const bench::Efficiencies& e) {
     return bench::MeanAbsoluteError(bench::Evaluate(cases, e, /*extrapolate=*/true));
@@ -116,7 +112,7 @@ bench::Efficiencies Fit(const std::vector<bench::CalibrationCase>& cases, bench:
     std::cerr << fmt::format("start: MAPE {:.2f}% over {} fit rows\n", 100 * best_error,
                              cases.size());
   }
-  const std::vector<Parameter> parameters = Parameters(physical);
+  const std::vector<Parameter> parameters = Parameters();
   for (const double step : {1.16, 1.08, 1.04, 1.02}) {
     bool improved = true;
     while (improved) {
@@ -271,14 +267,14 @@ int Run(int argc, char** argv) {
     PrintLeaveOneSourceOut(set.cases, fit_cases, shipped);
     return 0;
   }
-  bench::Efficiencies best = Fit(fit_cases, start, /*verbose=*/true, physical);
+  bench::Efficiencies best = Fit(fit_cases, start, /*verbose=*/true);
   const double best_error =
       bench::MeanAbsoluteError(bench::Evaluate(fit_cases, best, /*extrapolate=*/true));
   const std::vector<bench::RowResult> all = bench::Evaluate(set.cases, best, true);
   std::cerr << fmt::format("fit rows MAPE {:.2f}%; held-out (torchtitan, automodel) {:.2f}%\n",
                            100 * best_error,
                            100 * bench::MeanAbsoluteError(all, {"torchtitan", "automodel"}));
-  const std::vector<Parameter> parameters = Parameters(physical);
+  const std::vector<Parameter> parameters = Parameters();
   for (const Parameter& p : parameters) {
     const double value = p.field(best);
     if (value <= p.low * 1.0001 || value >= p.high * 0.9999) {

@@ -147,13 +147,9 @@ TEST(StepSimulatorTest, OverlapFeaturesNeverSlowTheStep) {
   EXPECT_LT(with_overlap, base);
 }
 
-TEST(StepSimulatorTest, TensorParallelOverlapPipelinesCommWithGemm) {
-  // One GEMM of 4 ms fed by a 2 ms all-gather over t = 2: in series 6 ms; pipelined in t chunks
-  // the GEMM starts after the first chunk (1 ms) and ends at max(1 + 4, 2 + 4/2) = 5 ms.
-  config::TrainingConfig training = Training(2, 1, 1, 1);
-  training.sequence_parallel = true;
-  training.overlap.tp_comm_overlap = true;
-  const OpCostModel costs{
+// Only the forward QKV GEMM (4 ms) and the all-gather that feeds it (2 ms) take time.
+OpCostModel QkvGemmAndGatherCosts() {
+  return OpCostModel{
       .compute_seconds =
           [](const graph::Op& op) {
             return op.name == "attention.linear_qkv" && op.phase == graph::Phase::kForward ? 4 * kMs
@@ -166,6 +162,15 @@ TEST(StepSimulatorTest, TensorParallelOverlapPipelinesCommWithGemm) {
                                     op.name.starts_with("attention.linear_qkv");
             return CommCost{.seconds = qkv_gather ? 2 * kMs : 0.0};
           }};
+}
+
+TEST(StepSimulatorTest, TensorParallelOverlapPipelinesCommWithGemm) {
+  // One GEMM of 4 ms fed by a 2 ms all-gather over t = 2: in series 6 ms; pipelined in t chunks
+  // the GEMM starts after the first chunk (1 ms) and ends at max(1 + 4, 2 + 4/2) = 5 ms.
+  config::TrainingConfig training = Training(2, 1, 1, 1);
+  training.sequence_parallel = true;
+  training.overlap.tp_comm_overlap = true;
+  const OpCostModel costs = QkvGemmAndGatherCosts();
   const SimulationOptions no_interference{.interference_fraction = 0};
   const StepSimulation sim = SimulateStep(TinyModel(), training, costs, no_interference);
   // Four layers, each 5 ms instead of 6 ms.
@@ -184,19 +189,7 @@ TEST(StepSimulatorTest, TensorParallelOverlapReachesPastFp8Casts) {
   training.overlap.tp_comm_overlap = true;
   training.precision.fp8 = config::Fp8Format::kHybrid;
   training.precision.fp8_recipe = config::Fp8Recipe::kTensorwise;
-  const OpCostModel costs{
-      .compute_seconds =
-          [](const graph::Op& op) {
-            return op.name == "attention.linear_qkv" && op.phase == graph::Phase::kForward ? 4 * kMs
-                                                                                           : 0.0;
-          },
-      .comm_cost =
-          [](const graph::Op& op, int64_t) {
-            const bool qkv_gather = op.phase == graph::Phase::kForward &&
-                                    op.collective == graph::Collective::kAllGather &&
-                                    op.name.starts_with("attention.linear_qkv");
-            return CommCost{.seconds = qkv_gather ? 2 * kMs : 0.0};
-          }};
+  const OpCostModel costs = QkvGemmAndGatherCosts();
   const SimulationOptions no_interference{.interference_fraction = 0};
   EXPECT_NEAR(SimulateStep(TinyModel(), training, costs, no_interference).step_seconds, 4 * 5 * kMs,
               1e-12);
