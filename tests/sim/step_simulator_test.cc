@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "tiny_configs.h"
 #include "trainscope/io/hf_config_loader.h"
@@ -216,6 +218,28 @@ TEST(StepSimulatorTest, MoeOverlapsHideExpertParallelExchanges) {
   EXPECT_LT(SimulateStep(model, a2a, LinearCosts(), no_interference).step_seconds, base);
 }
 
+// Qwen3-30B-A3B cut to one layer, EP 2, alltoall dispatcher with grouped GEMM, two
+// micro-batches, no pipeline.
+std::pair<config::ModelConfig, config::TrainingConfig> OneLayerExpertParallel() {
+  config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  model.layers.resize(1);
+  config::TrainingConfig training = Training(1, 1, 2, 2);
+  training.parallel.expert = 2;
+  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
+  training.moe.grouped_gemm = true;
+  return {model, training};
+}
+
+// The given compute cost, and 1 ms for every EP all-to-all.
+OpCostModel ExpertExchangeCosts(std::function<double(const graph::Op&)> compute_seconds) {
+  return OpCostModel{
+      .compute_seconds = std::move(compute_seconds), .comm_cost = [](const graph::Op& op, int64_t) {
+        const bool exchange =
+            op.collective == graph::Collective::kAllToAll && op.group == config::GroupKind::kEp;
+        return CommCost{.seconds = exchange ? kMs : 0.0};
+      }};
+}
+
 TEST(StepSimulatorTest, ExpertParallelOverlapPairsAForwardWithABackward) {
   // Qwen3-30B-A3B, one layer, EP 2, alltoall, two micro-batches, no pipeline: the passes are
   // issued F0 B0 F1 B1 and Megatron-Core's combined 1F1B runs F0, then B0 with F1, then B1
@@ -227,25 +251,11 @@ TEST(StepSimulatorTest, ExpertParallelOverlapPairsAForwardWithABackward) {
   // gradient 13-14 on the EP stream, then F1's tokens 14-15 and probs 15-16, B0's probs and
   // tokens gradients 16-17 and 17-18; F1's fc1 16-26 (after its probs), its combine 26-27 and
   // unpermute at 27. B1 alone: its three gradients, 27-30. 30 ms.
-  config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
-  model.layers.resize(1);
-  config::TrainingConfig training = Training(1, 1, 2, 2);
-  training.parallel.expert = 2;
-  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
-  training.moe.grouped_gemm = true;
-  const OpCostModel costs{
-      .compute_seconds =
-          [](const graph::Op& op) {
-            return op.name == "moe.experts.linear_fc1" && op.role.pass == graph::OpPass::kForward
-                       ? 10 * kMs
-                       : 0.0;
-          },
-      .comm_cost =
-          [](const graph::Op& op, int64_t) {
-            const bool exchange =
-                op.collective == graph::Collective::kAllToAll && op.group == config::GroupKind::kEp;
-            return CommCost{.seconds = exchange ? kMs : 0.0};
-          }};
+  auto [model, training] = OneLayerExpertParallel();
+  const OpCostModel costs = ExpertExchangeCosts([](const graph::Op& op) {
+    return op.name == "moe.experts.linear_fc1" && op.role.pass == graph::OpPass::kForward ? 10 * kMs
+                                                                                          : 0.0;
+  });
   const SimulationOptions no_interference{.interference_fraction = 0};
   EXPECT_NEAR(SimulateStep(model, training, costs, no_interference).step_seconds, 32 * kMs, 1e-12);
   training.moe.overlap_expert_parallel_comm = true;
@@ -257,24 +267,11 @@ TEST(StepSimulatorTest, DelayedWeightGradientsLetTheDispatchGradientStartEarlier
   // --delay-wgrad-compute B0's probs gradient waits for it (the expert backward is one node in
   // Megatron); with it (backward_dw) the exchange starts once the data gradients are done and
   // runs beside the weight gradient.
-  config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
-  model.layers.resize(1);
-  config::TrainingConfig training = Training(1, 1, 2, 2);
-  training.parallel.expert = 2;
-  training.moe.dispatcher = config::TokenDispatcher::kAllToAll;
-  training.moe.grouped_gemm = true;
+  auto [model, training] = OneLayerExpertParallel();
   training.moe.overlap_expert_parallel_comm = true;
-  const OpCostModel costs{.compute_seconds =
-                              [](const graph::Op& op) {
-                                return op.name == "moe.experts.linear_fc1.wgrad" ? 6 * kMs : 0.0;
-                              },
-                          .comm_cost =
-                              [](const graph::Op& op, int64_t) {
-                                const bool exchange =
-                                    op.collective == graph::Collective::kAllToAll &&
-                                    op.group == config::GroupKind::kEp;
-                                return CommCost{.seconds = exchange ? kMs : 0.0};
-                              }};
+  const OpCostModel costs = ExpertExchangeCosts([](const graph::Op& op) {
+    return op.name == "moe.experts.linear_fc1.wgrad" ? 6 * kMs : 0.0;
+  });
   const SimulationOptions no_interference{.interference_fraction = 0};
   const auto timing = [&](const StepSimulation& sim, const std::string& name) {
     const LaneTimeline& lane = sim.lanes.front();
