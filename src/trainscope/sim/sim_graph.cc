@@ -422,8 +422,8 @@ class LaneBuilder {
     }
     // The later pass and the receives no longer wait for the earlier pass or its sends (the pair
     // is one step).
-    std::vector<bool> in_first(static_cast<size_t>(Size()), false);
-    for (const int64_t i : first) in_first[static_cast<size_t>(i)] = true;
+    // `first` is in issue (index) order: membership by binary search, no per-pair lane-sized
+    // allocation.
     const int64_t first_begin = first.front(), second_begin = second.front();
     std::vector<int64_t> later = second;
     later.insert(later.end(), receives.begin(), receives.end());
@@ -431,7 +431,7 @@ class LaneBuilder {
       std::erase_if(At(i).deps, [&](int32_t dep) {
         const int64_t d = dep - offset_;
         if (d < 0 || d >= Size()) return false;
-        if (in_first[static_cast<size_t>(d)]) return true;
+        if (std::binary_search(first.begin(), first.end(), d)) return true;
         const Op& op = ops_[static_cast<size_t>(d)];
         return d > first_begin && d < second_begin && IsPipelineP2p(op) &&
                op.collective == Collective::kSend;
