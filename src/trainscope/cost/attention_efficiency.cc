@@ -43,7 +43,39 @@ double Value(const OccupancyPoint& point, bool forward) {
   return forward ? point.forward / kBestForward : point.backward / kBestBackward;
 }
 
+// Head dim, relative to 128 at equal FLOPs (forward, causal, BF16, TFLOP/s):
+// - 64: cuDNN on H100 at 4k / 8k / 16k tokens, 408 / 412 / 413 against 609 / 600 / 595 at 128
+//   (FlashAttention-3 paper, arXiv:2407.08608, BF16 forward figure; hidden fixed at 2048, so
+//   equal FLOPs), and FlashAttention-4 causal on GB300 at 8 x 4096, 917 against 1381
+//   (Dao-AILab/flash-attention PR #2605): the mean of 0.670, 0.687, 0.694, 0.664.
+// - 256: cuDNN on H100 at 4k / 8k / 16k, 483 / 497 / 509 against 609 / 600 / 595 (same figure):
+//   the mean of 0.793, 0.828, 0.855.
+// The backward has no per-head-dim measurement at equal FLOPs; it takes the forward ratio.
+constexpr double kHeadDim64 = (408.0 / 609.0 + 412.0 / 600.0 + 413.0 / 595.0 + 917.0 / 1381.0) / 4;
+constexpr double kHeadDim256 = (483.0 / 609.0 + 497.0 / 600.0 + 509.0 / 595.0) / 3;
+// MLA (d_qk 192, d_v 128) against head dim 128 at the same head count, TE DotProductAttention on
+// B200 (the SimuMax table above, causal-counted TFLOP/s), mean over 16 / 32 / 64 / 128 heads:
+// forward 717 / 884 / 997 / 934.5 against 649.75 / 819 / 959.5 / 1093; backward 667 / 687 / 684 /
+// 723.5 against 839 / 890 / 818.5 / 932.
+constexpr double kMlaForward =
+    (717.0 / 649.75 + 884.0 / 819.0 + 997.0 / 959.5 + 934.5 / 1093.0) / 4;
+constexpr double kMlaBackward = (667.0 / 839.0 + 687.0 / 890.0 + 684.0 / 818.5 + 723.5 / 932.0) / 4;
+
+double EqualHeadDimFactor(double head_dim) {
+  const double x = std::log2(head_dim / 128.0);
+  if (x <= -1) return kHeadDim64;
+  if (x <= 0) return kHeadDim64 + (x + 1) * (1.0 - kHeadDim64);
+  if (x <= 1) return 1.0 + x * (kHeadDim256 - 1.0);
+  return kHeadDim256;
+}
+
 }  // namespace
+
+double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward) {
+  TRAINSCOPE_CHECK(qk_head_dim >= 1 && v_head_dim >= 1, "attention head dims must be >= 1");
+  if (qk_head_dim == 192 && v_head_dim == 128) return forward ? kMlaForward : kMlaBackward;
+  return EqualHeadDimFactor(static_cast<double>(qk_head_dim + v_head_dim) / 2);
+}
 
 double AttentionOccupancy(int64_t pairs, bool forward) {
   TRAINSCOPE_CHECK(pairs >= 1, "attention pairs must be >= 1");

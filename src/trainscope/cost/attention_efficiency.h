@@ -16,6 +16,16 @@ namespace trainscope::cost {
 // Precondition (checked): pairs >= 1.
 [[nodiscard]] double AttentionOccupancy(int64_t pairs, bool forward);
 
+// The throughput of an attention kernel of query/key head dim `qk_head_dim` and value head dim
+// `v_head_dim`, relative to head dim 128 at the same FLOPs (the occupancy curve and the
+// plateaus were measured at 128): fewer FLOPs per loaded tile at 64, more register and
+// shared-memory pressure at 256. Equal dims: piecewise linear in log2(d) through the measured
+// 64 / 128 / 256, constant beyond. Unequal dims: the MLA kernel (d_qk 192, d_v 128) as measured;
+// other unequal pairs use the mean of the two dims on the equal-dim curve. The measurements and
+// their sources are in attention_efficiency.cc and docs/cost-model.md ("Attention head dim").
+// Precondition (checked): both dims >= 1.
+[[nodiscard]] double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward);
+
 }  // namespace trainscope::cost
 
 #endif  // TRAINSCOPE_COST_ATTENTION_EFFICIENCY_H_

@@ -133,6 +133,23 @@ KernelClass ClassifyKernel(const graph::Op& op) {
   }
 }
 
+namespace {
+
+// The attention kernel's shape factors on its plateau: occupancy by (query, key) pairs and
+// throughput by head dim, each 1 when switched off or unknown.
+double AttentionShape(const graph::Op& op, const ComputeEfficiency& eff, bool forward) {
+  const double occupancy = eff.attention_occupancy && op.attention_pairs > 0
+                               ? AttentionOccupancy(op.attention_pairs, forward)
+                               : 1.0;
+  const double head_dim =
+      eff.attention_head_dim && op.attention_qk_head_dim > 0 && op.attention_v_head_dim > 0
+          ? AttentionHeadDimFactor(op.attention_qk_head_dim, op.attention_v_head_dim, forward)
+          : 1.0;
+  return occupancy * head_dim;
+}
+
+}  // namespace
+
 double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff, MathPrecision precision,
                         GdnBackend gdn_backend) {
   const bool flashqla = gdn_backend == GdnBackend::kFlashQla;
@@ -140,15 +157,9 @@ double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff, MathP
     case KernelClass::kGemm:
       return precision == MathPrecision::kFp8 ? eff.fp8_gemm_efficiency : eff.bf16_gemm_efficiency;
     case KernelClass::kAttentionForward:
-      return eff.attention_forward_efficiency *
-             (eff.attention_occupancy && op.attention_pairs > 0
-                  ? AttentionOccupancy(op.attention_pairs, /*forward=*/true)
-                  : 1.0);
+      return eff.attention_forward_efficiency * AttentionShape(op, eff, /*forward=*/true);
     case KernelClass::kAttentionBackward:
-      return eff.attention_backward_efficiency *
-             (eff.attention_occupancy && op.attention_pairs > 0
-                  ? AttentionOccupancy(op.attention_pairs, /*forward=*/false)
-                  : 1.0);
+      return eff.attention_backward_efficiency * AttentionShape(op, eff, /*forward=*/false);
     case KernelClass::kGdnForward:
       return flashqla ? eff.gdn_flashqla_forward_efficiency : eff.gdn_fla_forward_efficiency;
     case KernelClass::kGdnBackward:

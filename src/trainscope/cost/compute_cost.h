@@ -103,6 +103,9 @@ struct ComputeEfficiency {
   // Whether the two above are plateaus scaled down for small kernels by the measured occupancy
   // curve (cost/attention_efficiency.h), or flat.
   bool attention_occupancy = true;
+  // Whether they are also scaled by the kernel's head dim against 128, the head dim they were
+  // measured at (cost/attention_efficiency.h AttentionHeadDimFactor), or not.
+  bool attention_head_dim = true;
   // Chunked gated delta rule, fraction of the BF16 peak against the dense chunked FLOP count of
   // graph "gdn.kernel" (FLA chunk_gated_delta_rule, counted step by step). QwenLM/FlashQLA
   // benchmark/benchmark_results_H200.txt (fla 0.5.1, tilelang 0.1.9, CUDA graphs), Qwen3.5-35B

@@ -218,7 +218,8 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const CpSizes sz = AttentionCpSizes(c);
   const std::string name = multiplier == 1 ? "attention.core" : "attention.core.backward";
   sink.Attention(name, KernelRole(OpKind::kAttentionCore, OpBlock::kAttention), multiplier * flops,
-                 multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes), pairs);
+                 multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes), pairs, a.head_dim,
+                 c.CoreValueHeadDim());
 }
 
 void AttentionForward(OpSink& sink, const LayerOpContext& c) {

@@ -174,6 +174,10 @@ struct Op {
   // local heads, after the causal or window mask (b·h·Σ keys per query); 0 otherwise. Sets the
   // kernel's occupancy (cost/attention_efficiency.h).
   int64_t attention_pairs = 0;
+  // OpKind::kAttentionCore: the kernel's query/key and value head dims (0 otherwise); they scale
+  // its throughput against head dim 128 (cost/attention_efficiency.h AttentionHeadDimFactor).
+  int64_t attention_qk_head_dim = 0;
+  int64_t attention_v_head_dim = 0;
   // Host launches the op issues, in units of one eager PyTorch kernel launch (graph/op_sink.h
   // sets them per op kind; docs/cost-model.md "Launch and host overhead"). 0 for communication
   // ops (their host cost is inside their latency) and host-side ops.

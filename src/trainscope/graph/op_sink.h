@@ -81,10 +81,14 @@ class OpSink {
     Compute(std::move(name), role, flops, bytes);
     ops_.back().num_launches = num_launches;
   }
-  // A core-attention kernel computing `pairs` (query, key) pairs over its batch and heads.
-  void Attention(std::string name, OpRole role, int64_t flops, int64_t bytes, int64_t pairs) {
+  // A core-attention kernel computing `pairs` (query, key) pairs over its batch and heads, of
+  // query/key head dim `qk_head_dim` and value head dim `v_head_dim`.
+  void Attention(std::string name, OpRole role, int64_t flops, int64_t bytes, int64_t pairs,
+                 int64_t qk_head_dim, int64_t v_head_dim) {
     Compute(std::move(name), role, flops, bytes);
     ops_.back().attention_pairs = pairs;
+    ops_.back().attention_qk_head_dim = qk_head_dim;
+    ops_.back().attention_v_head_dim = v_head_dim;
   }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
   // Bytes: input, weights and output, bf16 (docs/workload.md). `role` names block and module.

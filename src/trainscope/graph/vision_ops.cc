@@ -79,7 +79,8 @@ void VisionAttention(OpSink& sink, const VisionDims& d, int64_t multiplier,
   const int64_t pairs = d.images * local_heads * d.image_patches * d.image_patches;
   const int64_t flops = 4 * head_dim * pairs;
   const int64_t bytes = 4 * d.patches * local_heads * head_dim * kBf16Bytes;
-  sink.Attention(name, Role(OpKind::kAttentionCore), multiplier * flops, multiplier * bytes, pairs);
+  sink.Attention(name, Role(OpKind::kAttentionCore), multiplier * flops, multiplier * bytes, pairs,
+                 head_dim, head_dim);
 }
 
 void BlockForward(OpSink& sink, const VisionDims& d, const std::string& p) {
