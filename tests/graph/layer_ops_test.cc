@@ -698,7 +698,8 @@ TEST(LayerOpsTest, InputNormRunsOnTheSequenceShardBeforeTheGatherUnderSp) {
   EXPECT_LT(IndexOf(fwd, "mlp.input_norm"), IndexOf(fwd, "mlp.linear_fc1.ag_input"));
   const std::vector<Op> bwd = DecoderLayerBackward(sp, 0);
   EXPECT_EQ(Named(bwd, "attention.input_norm.backward").bytes, 67'108'864);
-  EXPECT_EQ(bwd.back().name, "attention.input_norm.backward");  // after the qkv wgrad
+  EXPECT_EQ(bwd[bwd.size() - 2].name, "attention.input_norm.backward");  // after the qkv wgrad
+  EXPECT_EQ(bwd.back().name, "attention.residual_add.backward");         // then the grad sum
   const config::TrainingConfig no_sp_training = Training(2, false);
   const LayerOpContext no_sp = MakeLayerOpContext(model, no_sp_training);
   const Op& norm = Named(DecoderLayerForward(no_sp, 0), "attention.input_norm");
@@ -797,17 +798,43 @@ TEST(LayerOpsTest, MlaForwardRunsInMegatronsOrder) {
                        "attention.linear_kv_up_proj.ag_input", "attention.linear_proj.rs_output"}));
 }
 
-// docs/workload.md: a Qwen3 dense layer forward has 11 compute ops and 15 in backward.
-TEST(LayerOpsTest, DenseLayerHasElevenForwardComputeOps) {
+// Residual adds (transformer_layer.py self_attn_bda / mlp_bda with no bias and dropout 0):
+// 1 FLOP and 3·2 B per element of the residual stream. Qwen3-8B, s = 4096, b = 1, t = 2 with SP:
+// 2048·4096 = 8,388,608 elements -> 8,388,608 FLOPs and 50,331,648 bytes, after each block's
+// row linear. The backward sum of the block input's two gradients costs the same, after the
+// block's input norm.
+TEST(LayerOpsTest, ResidualAddsCloseEachBlockOnTheSequenceShard) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  const config::TrainingConfig training = Training(2, true);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  for (const char* name : {"attention.residual_add", "mlp.residual_add"}) {
+    EXPECT_EQ(Named(fwd, name).flops, 8'388'608) << name;
+    EXPECT_EQ(Named(fwd, name).bytes, 50'331'648) << name;
+    EXPECT_EQ(Named(bwd, std::string(name) + ".backward").bytes, 50'331'648) << name;
+    EXPECT_EQ(Named(fwd, name).role.module, OpModule::kResidualAdd) << name;
+  }
+  EXPECT_GT(IndexOf(fwd, "attention.residual_add"),
+            IndexOf(fwd, "attention.linear_proj.rs_output"));
+  EXPECT_LT(IndexOf(fwd, "attention.residual_add"), IndexOf(fwd, "mlp.input_norm"));
+  EXPECT_GT(IndexOf(fwd, "mlp.residual_add"), IndexOf(fwd, "mlp.linear_fc2.rs_output"));
+  EXPECT_GT(IndexOf(bwd, "mlp.residual_add.backward"), IndexOf(bwd, "mlp.input_norm.backward"));
+  EXPECT_LT(IndexOf(bwd, "mlp.residual_add.backward"), IndexOf(bwd, "attention.linear_proj.dgrad"));
+}
+
+// docs/workload.md: a Qwen3 dense layer forward has 13 compute ops and 17 in backward.
+TEST(LayerOpsTest, DenseLayerHasThirteenForwardComputeOps) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   const config::TrainingConfig training = Training(2, true);
   const LayerOpContext context = MakeLayerOpContext(model, training);
   EXPECT_EQ(ComputeNames(DecoderLayerForward(context, 0)),
             (std::vector<std::string>{"attention.input_norm", "attention.linear_qkv",
                                       "attention.q_norm", "attention.k_norm", "attention.rope",
-                                      "attention.core", "attention.linear_proj", "mlp.input_norm",
-                                      "mlp.linear_fc1", "mlp.activation", "mlp.linear_fc2"}));
-  EXPECT_EQ(ComputeNames(DecoderLayerBackward(context, 0)).size(), 15u);
+                                      "attention.core", "attention.linear_proj",
+                                      "attention.residual_add", "mlp.input_norm", "mlp.linear_fc1",
+                                      "mlp.activation", "mlp.linear_fc2", "mlp.residual_add"}));
+  EXPECT_EQ(ComputeNames(DecoderLayerBackward(context, 0)).size(), 17u);
 }
 
 // Worked example (Qwen3-30B-A3B, T = 2048, k = 8, h = 2048, e = 8, u = 1): the permute
@@ -833,7 +860,9 @@ TEST(LayerOpsTest, MoePermuteMovesTopKRowsOfHidden) {
   const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
   EXPECT_EQ(Named(bwd, "moe.permute.backward").bytes, 2 * 134'217'728);
   EXPECT_EQ(bwd.front().name, "moe.unpermute.backward");
-  EXPECT_EQ(bwd.back().name, "attention.input_norm.backward");
+  EXPECT_EQ(bwd.back().name, "attention.residual_add.backward");
+  EXPECT_LT(IndexOf(bwd, "moe.input_norm.backward"), IndexOf(bwd, "moe.residual_add.backward"));
+  EXPECT_EQ(Named(bwd, "moe.residual_add.backward").role.block, OpBlock::kMoeRouter);
 }
 
 // Selective `layernorm` replays only separate norm modules (a MoE layer's pre-MLP norm), `moe_act`

@@ -28,6 +28,14 @@ void HiddenNorm(OpSink& sink, const LayerOpContext& c, OpBlock block, const std:
               c.model.norm == config::NormKind::kLayerNorm ? kLayerNorm : kRmsNorm);
 }
 
+void ResidualAdd(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name) {
+  const int64_t elements = ShardTokens(c) * c.model.hidden_size;
+  const bool backward = sink.phase() == Phase::kBackward;
+  sink.Compute(backward ? name + ".backward" : name,
+               KernelRole(OpKind::kElementwise, block, OpModule::kResidualAdd),
+               elements * kResidualAdd.flops, elements * kResidualAdd.bytes);
+}
+
 void SwiGlu(OpSink& sink, OpRole role, const std::string& name, int64_t rows, int64_t width,
             bool weighted) {
   Elementwise(sink, role, name, rows * width, weighted ? kWeightedSwiGlu : kSwiGlu);

@@ -44,6 +44,10 @@ inline constexpr ElementwiseCost kSigmoidGate{.flops = 5, .bytes = 3 * kBf16Byte
 // RoPE x·cos + rotate_half(x)·sin = 3 FLOPs per rotated element; every element is read and
 // written (the pass-through part of a partial rotary is copied; cos/sin are shared by the heads).
 inline constexpr ElementwiseCost kRope{.flops = 3, .bytes = 2 * kBf16Bytes};
+// Residual add residual + x (Megatron's bias-dropout-add with no bias and dropout 0, which
+// returns x unchanged and adds): 1 FLOP; read both, write the sum. Its backward is the autograd
+// sum of the block input's two gradients (residual path and block), the same kernel.
+inline constexpr ElementwiseCost kResidualAdd{.flops = 1, .bytes = 3 * kBf16Bytes};
 // Row gather (permute, sort by local expert): no arithmetic, each element read and written once.
 inline constexpr ElementwiseCost kRowGather{.flops = 0, .bytes = 2 * kBf16Bytes};
 // Softmax max, subtract, exp, sum, divide = 5 FLOPs per logit (as the cross-entropy).
@@ -70,6 +74,11 @@ void Elementwise(OpSink& sink, OpRole role, const std::string& name, int64_t ele
 // norms, the final norm and MTP's enorm/hnorm. Under SP it runs before the column linear's
 // all-gather. Role: kNorm, module kPreNorm in `block`.
 void HiddenNorm(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name);
+// The residual add closing a decoder layer's mixer or FFN block in `block`, on ShardTokens(c)
+// tokens of h (transformer_layer.py self_attn_bda / mlp_bda): `name` forward and in recompute,
+// `name.backward` (the gradient sum, same cost) backward. Role: kElementwise, module
+// kResidualAdd.
+void ResidualAdd(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name);
 // SwiGLU from `rows` × 2·`width` fc1 outputs to `rows` × `width` (width already divided by the
 // TP or ETP size); `weighted` for the expert activation that scales by the routing probs.
 void SwiGlu(OpSink& sink, OpRole role, const std::string& name, int64_t rows, int64_t width,

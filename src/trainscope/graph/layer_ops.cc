@@ -68,10 +68,27 @@ void FfnForward(OpSink& sink, const LayerOpContext& c, LayerSpec spec) {
   }
 }
 
+// The blocks of the mixer's and the FFN's residual adds: the MoE layer's is on the token side
+// (kMoeRouter, like its pre-MLP norm), outside the routed ops a load factor scales.
+OpBlock MixerBlock(LayerSpec spec) {
+  return spec.mixer == MixerKind::kGatedDeltaNet ? OpBlock::kGdn : OpBlock::kAttention;
+}
+OpBlock FfnBlock(LayerSpec spec) {
+  return spec.ffn == config::FfnKind::kMoe ? OpBlock::kMoeRouter : OpBlock::kMlp;
+}
+std::string MixerResidualName(LayerSpec spec) {
+  return spec.mixer == MixerKind::kGatedDeltaNet ? "gdn.residual_add" : "attention.residual_add";
+}
+std::string FfnResidualName(LayerSpec spec) {
+  return spec.ffn == config::FfnKind::kMoe ? "moe.residual_add" : "mlp.residual_add";
+}
+
 std::vector<Op> LayerForward(const LayerOpContext& c, LayerSpec spec, int64_t layer) {
   OpSink sink(Phase::kForward, layer, MakeFp8Settings(c.training));
   MixerForward(sink, c, spec);
+  internal::ResidualAdd(sink, c, MixerBlock(spec), MixerResidualName(spec));
   FfnForward(sink, c, spec);
+  internal::ResidualAdd(sink, c, FfnBlock(spec), FfnResidualName(spec));
   return sink.Take();
 }
 
@@ -84,6 +101,7 @@ std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t l
     MlpBackward(sink, c, OpBlock::kMlp, "mlp", c.model.ffn_hidden_size);
     HiddenNorm(sink, c, OpBlock::kMlp, "mlp.input_norm");
   }
+  internal::ResidualAdd(sink, c, FfnBlock(spec), FfnResidualName(spec));
   if (spec.mixer == MixerKind::kGatedDeltaNet) {
     GdnBackward(sink, c);
   } else if (spec.mixer == MixerKind::kMultiLatentAttention) {
@@ -91,6 +109,7 @@ std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t l
   } else {
     AttentionBackward(sink, c);
   }
+  internal::ResidualAdd(sink, c, MixerBlock(spec), MixerResidualName(spec));
   return sink.Take();
 }
 

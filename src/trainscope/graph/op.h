@@ -85,6 +85,8 @@ enum class OpModule {
   kColumnLinear,  // the column-parallel linear (qkv, in_proj, fc1, output layer, eh_proj)
   kRowLinear,     // the row-parallel linear (proj, out_proj, fc2)
   kOutputGate,    // a sigmoid output gate after the block's last linear
+  kResidualAdd,   // the residual add after the block (bias-dropout-add) and, backward, the sum
+                  // of the block input's two gradients
 };
 
 // The pass of a kernel: forward (also when replayed by recompute) or its backward; GEMM
