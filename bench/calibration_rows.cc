@@ -189,6 +189,15 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
   }
   t.data_parallel.distributed_optimizer = true;
   const std::string family = SourceFamily(row.source);
+  // Gradient reduction dtype as the performance scripts set it: Megatron-Bridge's
+  // `_benchmark_common` (perf_recipes/_common.py; scripts/performance before) reduces in bf16,
+  // except Kimi-K2's recipe, which sets it back to fp32; NeMo 2.0's `set_precision_configs`
+  // (scripts/performance/helpers.py) reduces in bf16 for FP8 runs only.
+  const bool fp8 = Contains(Lower(row.precision), "fp8");
+  if ((family == "megatron-bridge" && model.name != "Kimi-K2") || (family == "nemo" && fp8)) {
+    t.precision.grad_reduce_in_fp32 = false;
+    assumptions.push_back("bf16 gradient reduction (performance scripts)");
+  }
   const std::optional<int64_t> fsdp = NumberAfter(row.notes, "FSDP=");
   if ((fsdp && *fsdp > 0) || family == "torchtitan" || family == "automodel") {
     // FSDP2 / Megatron-FSDP shard parameters, gradients and optimizer states over DP (ZeRO-3):

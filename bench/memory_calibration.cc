@@ -45,18 +45,14 @@ bool IsTorchtitan(const io::CalibrationRow& row) {
   return row.source.find("torchtitan") != std::string::npos;
 }
 
-// Precision as the row's framework runs it. Megatron-Bridge performance recipes reduce grads in
-// bf16 (perf_recipes/_common.py `_benchmark_common`: grad_reduce_in_fp32 = False), and their
-// FP8-CS is `bf16_with_fp8_current_scaling_mixed` (training/mixed_precision.py): fp8 hybrid,
-// tensorwise recipe, fp8_param_gather. torchao float8 (torchtitan) casts to FP8 inside the
-// matmul and saves the bf16 inputs for backward, so it is costed as bf16.
+// Precision as the row's framework runs it (the gradient-reduction dtype is set with the layout,
+// bench/calibration_rows.cc BaseTraining). Megatron-Bridge's FP8-CS is
+// `bf16_with_fp8_current_scaling_mixed` (training/mixed_precision.py): fp8 hybrid, tensorwise
+// recipe, fp8_param_gather. torchao float8 (torchtitan) casts to FP8 inside the matmul and saves
+// the bf16 inputs for backward, so it is costed as bf16.
 void SetPrecision(const io::CalibrationRow& row, Assumed& assumed) {
   config::PrecisionConfig& precision = assumed.training.precision;
   const bool bridge = row.source.find("Megatron-Bridge") != std::string::npos;
-  if (bridge) {
-    precision.grad_reduce_in_fp32 = false;
-    assumed.notes.push_back("bf16 grads (Bridge perf recipe)");
-  }
   const std::string label = bench::Lower(row.precision);
   if (label.find("fp8") == std::string::npos) return;
   if (bridge && label.find("fp8-cs") != std::string::npos) {
