@@ -55,21 +55,34 @@ TEST(AttentionOccupancyTest, ScalesTheCoreKernelTime) {
   EXPECT_NEAR(flat / with_curve, (646.0 + 651.0 + 647.0 + 655.0) / 4 / 1352.0, 1e-9);
 }
 
-// Head dim against 128 at equal FLOPs, from the published forward figures (TFLOP/s, BF16):
-// FlashAttention-3 paper (arXiv:2407.08608) cuDNN on H100 at 4k / 8k / 16k tokens, head dim 64:
-// 408 / 412 / 413, 128: 609 / 600 / 595, 256: 483 / 497 / 509; FlashAttention-4 causal on GB300
-// at 8 x 4096 (Dao-AILab/flash-attention PR #2605): head dim 64 917, 128 1381.
-constexpr double kRatio64 = (408.0 / 609 + 412.0 / 600 + 413.0 / 595 + 917.0 / 1381) / 4;
-constexpr double kRatio256 = (483.0 / 609 + 497.0 / 600 + 509.0 / 595) / 3;
+// Head dim against 128 at equal (query, key) pairs, from the published forward figures (TFLOP/s,
+// BF16, causal). FlashAttention-3 paper (arXiv:2407.08608) cuDNN on H100, batch x sequence 16k and
+// hidden 2048 (head dim 64 at s has the pairs of 128 at 2s, 256 at s those of 128 at s/2): 64 at
+// 2k / 4k / 8k: 395 / 408 / 412, 128 at 4k / 8k / 16k: 609 / 600 / 595; 256 at 4k / 8k / 16k:
+// 483 / 497 / 509, 128 at 2k / 4k / 8k: 617 / 609 / 600. FlashAttention-4 causal on GB300 at
+// 8 x 4096 (Dao-AILab/flash-attention PR #2605): 64: 917, 128: 1381. cuDNN 9.22 on GB200
+// (NVIDIA/cudnn-frontend sdpa_benchmark_training results, 2026-04-24): 256 (1 x 32 heads) at 4k /
+// 8k / 16k / 32k: 1441 / 1708 / 1804 / 1734; 128 (2 x 64 heads) at 2k / 4k / 8k / 16k: 1097 /
+// 1408 / 1574 / 1708.
+constexpr double kRatio64 = (395.0 / 609 + 408.0 / 600 + 412.0 / 595 + 917.0 / 1381) / 4;
+constexpr double kRatio256Hopper = (483.0 / 617 + 497.0 / 609 + 509.0 / 600) / 3;
+constexpr double kRatio256Blackwell =
+    (1441.0 / 1097 + 1708.0 / 1408 + 1804.0 / 1574 + 1734.0 / 1708) / 4;
+constexpr AttentionArch kHopper = AttentionArch::kHopperOrOlder;
+constexpr AttentionArch kBlackwell = AttentionArch::kBlackwell;
 
 TEST(AttentionHeadDimTest, ReproducesTheMeasuredRatios) {
-  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(128, 128, true), 1.0);
-  EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(128, 128, false), 1.0);
-  EXPECT_NEAR(AttentionHeadDimFactor(64, 64, true), kRatio64, 1e-12);
-  EXPECT_NEAR(AttentionHeadDimFactor(64, 64, false), kRatio64, 1e-12);  // backward: forward's
-  EXPECT_NEAR(AttentionHeadDimFactor(256, 256, true), kRatio256, 1e-12);
-  EXPECT_NEAR(kRatio64, 0.6787, 1e-4);
-  EXPECT_NEAR(kRatio256, 0.8256, 1e-4);
+  for (const AttentionArch arch : {kHopper, kBlackwell, AttentionArch::kBlackwellUltra}) {
+    EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(128, 128, true, arch), 1.0);
+    EXPECT_DOUBLE_EQ(AttentionHeadDimFactor(128, 128, false, arch), 1.0);
+    EXPECT_NEAR(AttentionHeadDimFactor(64, 64, true, arch), kRatio64, 1e-12);
+    EXPECT_NEAR(AttentionHeadDimFactor(64, 64, false, arch), kRatio64, 1e-12);  // forward's
+  }
+  EXPECT_NEAR(AttentionHeadDimFactor(256, 256, true, kHopper), kRatio256Hopper, 1e-12);
+  EXPECT_NEAR(AttentionHeadDimFactor(256, 256, true, kBlackwell), kRatio256Blackwell, 1e-12);
+  EXPECT_NEAR(kRatio64, 0.6713, 1e-4);
+  EXPECT_NEAR(kRatio256Hopper, 0.8157, 1e-4);
+  EXPECT_NEAR(kRatio256Blackwell, 1.1720, 1e-4);
   // MLA (d_qk 192, d_v 128) against head dim 128 at 16 / 32 / 64 / 128 heads, B200 (SimuMax
   // b200_bf16_ceperm.json sdp_fwd / sdp_bwd, causal-counted TFLOP/s, two rows per size averaged):
   // forward (718, 716) / (880, 888) / (998, 996) / (935, 934) against
@@ -84,42 +97,90 @@ TEST(AttentionHeadDimTest, ReproducesTheMeasuredRatios) {
                            (688.0 + 686) / (895.0 + 896 + 884 + 885) * 2 +
                            (683.0 + 685) / (816.0 + 821) + (724.0 + 723) / (928.0 + 936)) /
                           4;
-  EXPECT_NEAR(AttentionHeadDimFactor(192, 128, true), forward, 1e-12);
-  EXPECT_NEAR(AttentionHeadDimFactor(192, 128, false), backward, 1e-12);
+  EXPECT_NEAR(AttentionHeadDimFactor(192, 128, true, kBlackwell), forward, 1e-12);
+  EXPECT_NEAR(AttentionHeadDimFactor(192, 128, false, kHopper), backward, 1e-12);
 }
 
 TEST(AttentionHeadDimTest, InterpolatesInLog2AndHoldsBeyond) {
   // 96 = 128 · 2^-0.415: 0.585 of the way from the 64 ratio to 1.
   const double x = std::log2(96.0 / 128.0);
-  EXPECT_NEAR(AttentionHeadDimFactor(96, 96, true), kRatio64 + (x + 1) * (1 - kRatio64), 1e-12);
+  EXPECT_NEAR(AttentionHeadDimFactor(96, 96, true, kHopper), kRatio64 + (x + 1) * (1 - kRatio64),
+              1e-12);
   // 160 (GPT-530B): a third of the way, in log2, from 128 to 256.
   const double y = std::log2(160.0 / 128.0);
-  EXPECT_NEAR(AttentionHeadDimFactor(160, 160, false), 1 + y * (kRatio256 - 1), 1e-12);
-  EXPECT_NEAR(AttentionHeadDimFactor(32, 32, true), kRatio64, 1e-12);
-  EXPECT_NEAR(AttentionHeadDimFactor(512, 512, true), kRatio256, 1e-12);
+  EXPECT_NEAR(AttentionHeadDimFactor(160, 160, false, kHopper), 1 + y * (kRatio256Hopper - 1),
+              1e-12);
+  EXPECT_NEAR(AttentionHeadDimFactor(160, 160, false, kBlackwell), 1 + y * (kRatio256Blackwell - 1),
+              1e-12);
+  EXPECT_NEAR(AttentionHeadDimFactor(32, 32, true, kBlackwell), kRatio64, 1e-12);
+  EXPECT_NEAR(AttentionHeadDimFactor(512, 512, true, kHopper), kRatio256Hopper, 1e-12);
   // Other unequal dims: the mean dim on the equal-dim curve (here 96).
-  EXPECT_NEAR(AttentionHeadDimFactor(128, 64, true), AttentionHeadDimFactor(96, 96, true), 1e-12);
-  EXPECT_DEATH((void)AttentionHeadDimFactor(0, 128, true), "head dims");
+  EXPECT_NEAR(AttentionHeadDimFactor(128, 64, true, kHopper),
+              AttentionHeadDimFactor(96, 96, true, kHopper), 1e-12);
+  EXPECT_DEATH((void)AttentionHeadDimFactor(0, 128, true, kHopper), "head dims");
 }
 
-TEST(AttentionHeadDimTest, ScalesTheCoreKernelTime) {
-  // GPT-OSS's head dim 64 at the same FLOPs and pairs as head dim 128 takes 1 / 0.6787 as long;
-  // with the factor off, as long.
+TEST(AttentionArchTest, BlackwellUltraFromComputeCapabilityAndTheGb300Measurements) {
+  EXPECT_EQ(AttentionArchOf({9, 0}), kHopper);
+  EXPECT_EQ(AttentionArchOf({0, 0}), kHopper);
+  EXPECT_EQ(AttentionArchOf({10, 0}), kBlackwell);
+  EXPECT_EQ(AttentionArchOf({10, 3}), AttentionArch::kBlackwellUltra);
+  EXPECT_EQ(AttentionArchOf(config::FindGpu("GB300")->compute_capability),
+            AttentionArch::kBlackwellUltra);
+  EXPECT_EQ(AttentionArchOf(config::FindGpu("B300")->compute_capability),
+            AttentionArch::kBlackwellUltra);
+  EXPECT_EQ(AttentionArchOf(config::FindGpu("GB200")->compute_capability), kBlackwell);
+  // cuDNN 9.22 causal BF16, GB300 against GB200 (cudnn-frontend results, 2026-04-24), Llama-3.1,
+  // DeepSeek-V3 and Qwen3.5 shapes at 2k-32k tokens: forward ratios average 1.1756, backward
+  // (Llama-3.1, DeepSeek-V3) 1.1197.
+  const double forward =
+      (1373.0 / 1097 + 1703.0 / 1408 + 1856.0 / 1574 + 1915.0 / 1708 + 1953.0 / 1622 +
+       1285.0 / 1072 + 1590.0 / 1406 + 1825.0 / 1585 + 1967.0 / 1678 + 1991.0 / 1743 +
+       1307.0 / 1126 + 1743.0 / 1441 + 1965.0 / 1708 + 2063.0 / 1804 + 2096.0 / 1734) /
+      15;
+  const double backward =
+      (967.0 / 885 + 1248.0 / 1148 + 1435.0 / 1332 + 1507.0 / 1328 + 1490.0 / 1226 + 914.0 / 846 +
+       1143.0 / 1057 + 1291.0 / 1193 + 1302.0 / 1134 + 1289.0 / 1076) /
+      10;
+  EXPECT_NEAR(AttentionArchFactor(AttentionArch::kBlackwellUltra, true), forward, 1e-12);
+  EXPECT_NEAR(AttentionArchFactor(AttentionArch::kBlackwellUltra, false), backward, 1e-12);
+  EXPECT_NEAR(forward, 1.1756, 1e-4);
+  EXPECT_NEAR(backward, 1.1197, 1e-4);
+  EXPECT_DOUBLE_EQ(AttentionArchFactor(kBlackwell, true), 1.0);
+  EXPECT_DOUBLE_EQ(AttentionArchFactor(kHopper, false), 1.0);
+}
+
+TEST(AttentionHeadDimTest, ScalesTheCoreKernelTimeByGpuGeneration) {
+  // GPT-OSS's head dim 64 at the same FLOPs and pairs as head dim 128 takes 1 / 0.6713 as long;
+  // with the factor off, as long. On GB300 (same peak as GB200, no throughput scales) the
+  // backward also runs 1.1197 times as fast; Qwen3.5's head dim 256 runs 1.172 times as fast on
+  // GB200 and 0.8157 times on H100.
   graph::Op op;
   op.role.kind = graph::OpKind::kAttentionCore;
   op.role.block = graph::OpBlock::kAttention;
   op.role.pass = graph::OpPass::kBackward;
   op.attention_pairs = Pairs(64, 4096);
   op.flops = 10 * 128 * op.attention_pairs;
-  const config::GpuSpec gpu = *config::FindGpu("GB200");
+  const config::GpuSpec gb200 = *config::FindGpu("GB200");
   ComputeEfficiency eff;
+  eff.gpu_throughput_scale.clear();
   op.attention_qk_head_dim = op.attention_v_head_dim = 128;
-  const double at_128 = ComputeSeconds(op, gpu, eff, MathPrecision::kBf16);
+  const double at_128 = ComputeSeconds(op, gb200, eff, MathPrecision::kBf16);
+  EXPECT_NEAR(at_128 / ComputeSeconds(op, *config::FindGpu("GB300"), eff, MathPrecision::kBf16),
+              AttentionArchFactor(AttentionArch::kBlackwellUltra, false), 1e-9);
+  op.attention_qk_head_dim = op.attention_v_head_dim = 256;
+  EXPECT_NEAR(at_128 / ComputeSeconds(op, gb200, eff, MathPrecision::kBf16), kRatio256Blackwell,
+              1e-9);
+  const config::GpuSpec h100 = *config::FindGpu("H100");
+  const double h100_256 = ComputeSeconds(op, h100, eff, MathPrecision::kBf16);
+  op.attention_qk_head_dim = op.attention_v_head_dim = 128;
+  EXPECT_NEAR(ComputeSeconds(op, h100, eff, MathPrecision::kBf16) / h100_256, kRatio256Hopper,
+              1e-9);
   op.attention_qk_head_dim = op.attention_v_head_dim = 64;
-  const double at_64 = ComputeSeconds(op, gpu, eff, MathPrecision::kBf16);
+  const double at_64 = ComputeSeconds(op, gb200, eff, MathPrecision::kBf16);
   EXPECT_NEAR(at_64 / at_128, 1 / kRatio64, 1e-9);
   eff.attention_head_dim = false;
-  EXPECT_DOUBLE_EQ(ComputeSeconds(op, gpu, eff, MathPrecision::kBf16), at_128);
+  EXPECT_DOUBLE_EQ(ComputeSeconds(op, gb200, eff, MathPrecision::kBf16), at_128);
 }
 
 }  // namespace

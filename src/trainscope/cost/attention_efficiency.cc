@@ -43,38 +43,81 @@ double Value(const OccupancyPoint& point, bool forward) {
   return forward ? point.forward / kBestForward : point.backward / kBestBackward;
 }
 
-// Head dim, relative to 128 at equal FLOPs (forward, causal, BF16, TFLOP/s):
-// - 64: cuDNN on H100 at 4k / 8k / 16k tokens, 408 / 412 / 413 against 609 / 600 / 595 at 128
-//   (FlashAttention-3 paper, arXiv:2407.08608, BF16 forward figure; hidden fixed at 2048, so
-//   equal FLOPs), and FlashAttention-4 causal on GB300 at 8 x 4096, 917 against 1381
-//   (Dao-AILab/flash-attention PR #2605): the mean of 0.670, 0.687, 0.694, 0.664.
-// - 256: cuDNN on H100 at 4k / 8k / 16k, 483 / 497 / 509 against 609 / 600 / 595 (same figure):
-//   the mean of 0.793, 0.828, 0.855.
-// The backward has no per-head-dim measurement at equal FLOPs; it takes the forward ratio.
-constexpr double kHeadDim64 = (408.0 / 609.0 + 412.0 / 600.0 + 413.0 / 595.0 + 917.0 / 1381.0) / 4;
-constexpr double kHeadDim256 = (483.0 / 609.0 + 497.0 / 600.0 + 509.0 / 595.0) / 3;
-// MLA (d_qk 192, d_v 128) against head dim 128 at the same head count, TE DotProductAttention on
-// B200 (the SimuMax table above, causal-counted TFLOP/s), mean over 16 / 32 / 64 / 128 heads:
-// forward 717 / 884 / 997 / 934.5 against 649.75 / 819 / 959.5 / 1093; backward 667 / 687 / 684 /
-// 723.5 against 839 / 890 / 818.5 / 932.
+// Head dim, relative to 128 at equal (query, key) pairs, the unit the occupancy curve is keyed
+// on (forward, causal, BF16, TFLOP/s):
+// - 64: cuDNN on H100 (FlashAttention-3 paper, arXiv:2407.08608, BF16 forward figure; batch x
+//   sequence 16k and hidden 2048, so head dim 64 at s has the pairs of 128 at 2s): 395 / 408 /
+//   412 at 2k / 4k / 8k against 609 / 600 / 595 at 4k / 8k / 16k; and FlashAttention-4 causal on
+//   GB300 at 8 x 4096, 917 against 1381 (Dao-AILab/flash-attention PR #2605). Mean of the four.
+// - 256, Hopper: cuDNN on H100 (same figure), 483 / 497 / 509 at 4k / 8k / 16k against 617 / 609
+//   / 600 at 2k / 4k / 8k.
+// - 256, Blackwell: cuDNN 9.22 on GB200 (NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training
+//   results, 2026-04-24, causal): Qwen3.5 shape (batch 1, 32 q / 2 kv heads) 1441 / 1708 / 1804 /
+//   1734 at 4k / 8k / 16k / 32k against the Llama-3.1 shape (batch 2, 64 q / 8 kv heads, four
+//   times the heads) 1097 / 1408 / 1574 / 1708 at 2k / 4k / 8k / 16k.
+// The backward has no per-head-dim measurement for equal dims; it takes the forward ratio.
+constexpr double kHeadDim64 = (395.0 / 609.0 + 408.0 / 600.0 + 412.0 / 595.0 + 917.0 / 1381.0) / 4;
+constexpr double kHeadDim256Hopper = (483.0 / 617.0 + 497.0 / 609.0 + 509.0 / 600.0) / 3;
+constexpr double kHeadDim256Blackwell =
+    (1441.0 / 1097.0 + 1708.0 / 1408.0 + 1804.0 / 1574.0 + 1734.0 / 1708.0) / 4;
+// MLA (d_qk 192, d_v 128) against head dim 128 at the same head count (so equal pairs), TE
+// DotProductAttention on B200 (the SimuMax table above, causal-counted TFLOP/s), mean over 16 /
+// 32 / 64 / 128 heads: forward 717 / 884 / 997 / 934.5 against 649.75 / 819 / 959.5 / 1093;
+// backward 667 / 687 / 684 / 723.5 against 839 / 890 / 818.5 / 932.
 constexpr double kMlaForward =
     (717.0 / 649.75 + 884.0 / 819.0 + 997.0 / 959.5 + 934.5 / 1093.0) / 4;
 constexpr double kMlaBackward = (667.0 / 839.0 + 687.0 / 890.0 + 684.0 / 818.5 + 723.5 / 932.0) / 4;
+// Blackwell Ultra (SM 10.3) against Blackwell (SM 10.0) at equal peak, cuDNN 9.22 on GB300 and
+// GB200 (cudnn-frontend results above, 2026-04-24, causal BF16), the same shapes: forward
+// Llama-3.1 1373 / 1703 / 1856 / 1915 / 1953 against 1097 / 1408 / 1574 / 1708 / 1622 at 2k-32k,
+// DeepSeek-V3 1285 / 1590 / 1825 / 1967 / 1991 against 1072 / 1406 / 1585 / 1678 / 1743, Qwen3.5
+// 1307 / 1743 / 1965 / 2063 / 2096 against 1126 / 1441 / 1708 / 1804 / 1734; backward Llama-3.1
+// 967 / 1248 / 1435 / 1507 / 1490 against 885 / 1148 / 1332 / 1328 / 1226, DeepSeek-V3 914 / 1143
+// / 1291 / 1302 / 1289 against 846 / 1057 / 1193 / 1134 / 1076. Means of the ratios: the doubled
+// exponential (SFU) rate speeds the forward's softmax more than the shared-memory-bound backward.
+constexpr std::array<double, 15> kUltraForwardRatios = {
+    1373.0 / 1097, 1703.0 / 1408, 1856.0 / 1574, 1915.0 / 1708, 1953.0 / 1622,
+    1285.0 / 1072, 1590.0 / 1406, 1825.0 / 1585, 1967.0 / 1678, 1991.0 / 1743,
+    1307.0 / 1126, 1743.0 / 1441, 1965.0 / 1708, 2063.0 / 1804, 2096.0 / 1734};
+constexpr std::array<double, 10> kUltraBackwardRatios = {
+    967.0 / 885, 1248.0 / 1148, 1435.0 / 1332, 1507.0 / 1328, 1490.0 / 1226,
+    914.0 / 846, 1143.0 / 1057, 1291.0 / 1193, 1302.0 / 1134, 1289.0 / 1076};
 
-double EqualHeadDimFactor(double head_dim) {
+template <size_t N>
+constexpr double Mean(const std::array<double, N>& values) {
+  double sum = 0;
+  for (const double v : values) sum += v;
+  return sum / N;
+}
+
+double EqualHeadDimFactor(double head_dim, AttentionArch arch) {
+  const double at_256 =
+      arch == AttentionArch::kHopperOrOlder ? kHeadDim256Hopper : kHeadDim256Blackwell;
   const double x = std::log2(head_dim / 128.0);
   if (x <= -1) return kHeadDim64;
   if (x <= 0) return kHeadDim64 + (x + 1) * (1.0 - kHeadDim64);
-  if (x <= 1) return 1.0 + x * (kHeadDim256 - 1.0);
-  return kHeadDim256;
+  if (x <= 1) return 1.0 + x * (at_256 - 1.0);
+  return at_256;
 }
 
 }  // namespace
 
-double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward) {
+AttentionArch AttentionArchOf(config::ComputeCapability capability) {
+  if (capability >= config::ComputeCapability{10, 3}) return AttentionArch::kBlackwellUltra;
+  if (capability >= config::ComputeCapability{10, 0}) return AttentionArch::kBlackwell;
+  return AttentionArch::kHopperOrOlder;
+}
+
+double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward,
+                              AttentionArch arch) {
   TRAINSCOPE_CHECK(qk_head_dim >= 1 && v_head_dim >= 1, "attention head dims must be >= 1");
   if (qk_head_dim == 192 && v_head_dim == 128) return forward ? kMlaForward : kMlaBackward;
-  return EqualHeadDimFactor(static_cast<double>(qk_head_dim + v_head_dim) / 2);
+  return EqualHeadDimFactor(static_cast<double>(qk_head_dim + v_head_dim) / 2, arch);
+}
+
+double AttentionArchFactor(AttentionArch arch, bool forward) {
+  if (arch != AttentionArch::kBlackwellUltra) return 1.0;
+  return forward ? Mean(kUltraForwardRatios) : Mean(kUltraBackwardRatios);
 }
 
 double AttentionOccupancy(int64_t pairs, bool forward) {

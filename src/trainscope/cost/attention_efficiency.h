@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "trainscope/config/hardware.h"
+
 namespace trainscope::cost {
 
 // The fraction of the plateau efficiency (ComputeEfficiency::attention_forward_efficiency /
@@ -16,15 +18,26 @@ namespace trainscope::cost {
 // Precondition (checked): pairs >= 1.
 [[nodiscard]] double AttentionOccupancy(int64_t pairs, bool forward);
 
+// The GPU generation a measured attention factor belongs to, from the compute capability:
+// SM 10.3 (B300, GB300) Blackwell Ultra, SM 10.x Blackwell, anything else (Hopper, Ampere,
+// unknown) Hopper or older.
+enum class AttentionArch { kHopperOrOlder, kBlackwell, kBlackwellUltra };
+[[nodiscard]] AttentionArch AttentionArchOf(config::ComputeCapability capability);
+
 // The throughput of an attention kernel of query/key head dim `qk_head_dim` and value head dim
-// `v_head_dim`, relative to head dim 128 at the same FLOPs (the occupancy curve and the
-// plateaus were measured at 128): fewer FLOPs per loaded tile at 64, more register and
-// shared-memory pressure at 256. Equal dims: piecewise linear in log2(d) through the measured
-// 64 / 128 / 256, constant beyond. Unequal dims: the MLA kernel (d_qk 192, d_v 128) as measured;
-// other unequal pairs use the mean of the two dims on the equal-dim curve. The measurements and
-// their sources are in attention_efficiency.cc and docs/cost-model.md ("Attention head dim").
-// Precondition (checked): both dims >= 1.
-[[nodiscard]] double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward);
+// `v_head_dim` on `arch`, relative to head dim 128 at the same (query, key) pairs (the occupancy
+// curve and the plateaus were measured at 128): fewer FLOPs per loaded tile at 64; at 256 more
+// register and shared-memory pressure on Hopper, more work per tile on Blackwell. Equal dims:
+// piecewise linear in log2(d) through the measured 64 / 128 / 256, constant beyond. Unequal dims:
+// the MLA kernel (d_qk 192, d_v 128) as measured; other unequal pairs use the mean of the two
+// dims on the equal-dim curve. The measurements and their sources are in attention_efficiency.cc
+// and docs/cost-model.md ("Attention head dim"). Precondition (checked): both dims >= 1.
+[[nodiscard]] double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward,
+                                            AttentionArch arch);
+
+// Attention throughput of `arch` against Blackwell at the same peak: > 1 on Blackwell Ultra,
+// whose doubled exponential rate speeds the softmax (forward more than backward); 1 otherwise.
+[[nodiscard]] double AttentionArchFactor(AttentionArch arch, bool forward);
 
 }  // namespace trainscope::cost
 

@@ -55,6 +55,25 @@ void RequirePositiveRate(double rate, const config::GpuSpec& gpu, const char* ke
   }
 }
 
+// What the GPU generation changes in an attention kernel's throughput: its head-dim factor
+// (measured per generation) and the generation's own factor (cost/attention_efficiency.h); 1
+// for other kernels.
+double AttentionGpuFactor(const graph::Op& op, const config::GpuSpec& gpu,
+                          const ComputeEfficiency& eff) {
+  const KernelClass kernel_class = ClassifyKernel(op);
+  if (kernel_class != KernelClass::kAttentionForward &&
+      kernel_class != KernelClass::kAttentionBackward) {
+    return 1.0;
+  }
+  const bool forward = kernel_class == KernelClass::kAttentionForward;
+  const AttentionArch arch = AttentionArchOf(gpu.compute_capability);
+  const double head_dim =
+      eff.attention_head_dim && op.attention_qk_head_dim > 0 && op.attention_v_head_dim > 0
+          ? AttentionHeadDimFactor(op.attention_qk_head_dim, op.attention_v_head_dim, forward, arch)
+          : 1.0;
+  return head_dim * AttentionArchFactor(arch, forward);
+}
+
 // Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.
 double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
                               const ComputeEfficiency& eff, MathPrecision precision,
@@ -64,7 +83,8 @@ double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
   TRAINSCOPE_CHECK(scale > 0 && scale <= 2, "gpu_throughput_scale must lie in (0, 2]");
   const KernelClass kernel_class = ClassifyKernel(op);
   if (kernel_class != KernelClass::kGemm) {
-    const double efficiency = scale * KernelEfficiency(op, eff, precision, gdn_backend);
+    const double efficiency = scale * KernelEfficiency(op, eff, precision, gdn_backend) *
+                              AttentionGpuFactor(op, gpu, eff);
     RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
     const double peak_fraction = kernel_class == KernelClass::kTorchFp32 ? kTf32PerBf16Peak : 1.0;
     return gpu.bf16_flops_per_second * peak_fraction * efficiency;
@@ -135,17 +155,11 @@ KernelClass ClassifyKernel(const graph::Op& op) {
 
 namespace {
 
-// The attention kernel's shape factors on its plateau: occupancy by (query, key) pairs and
-// throughput by head dim, each 1 when switched off or unknown.
+// The attention kernel's occupancy factor on its plateau: 1 when switched off or unknown.
 double AttentionShape(const graph::Op& op, const ComputeEfficiency& eff, bool forward) {
-  const double occupancy = eff.attention_occupancy && op.attention_pairs > 0
-                               ? AttentionOccupancy(op.attention_pairs, forward)
-                               : 1.0;
-  const double head_dim =
-      eff.attention_head_dim && op.attention_qk_head_dim > 0 && op.attention_v_head_dim > 0
-          ? AttentionHeadDimFactor(op.attention_qk_head_dim, op.attention_v_head_dim, forward)
-          : 1.0;
-  return occupancy * head_dim;
+  return eff.attention_occupancy && op.attention_pairs > 0
+             ? AttentionOccupancy(op.attention_pairs, forward)
+             : 1.0;
 }
 
 }  // namespace

@@ -104,7 +104,9 @@ struct ComputeEfficiency {
   // curve (cost/attention_efficiency.h), or flat.
   bool attention_occupancy = true;
   // Whether they are also scaled by the kernel's head dim against 128, the head dim they were
-  // measured at (cost/attention_efficiency.h AttentionHeadDimFactor), or not.
+  // measured at, as measured on the GPU's generation (cost/attention_efficiency.h
+  // AttentionHeadDimFactor), or not. The generation's own factor (AttentionArchFactor, Blackwell
+  // Ultra's faster softmax) applies either way.
   bool attention_head_dim = true;
   // Chunked gated delta rule, fraction of the BF16 peak against the dense chunked FLOP count of
   // graph "gdn.kernel" (FLA chunk_gated_delta_rule, counted step by step). QwenLM/FlashQLA
