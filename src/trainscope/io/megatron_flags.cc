@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <span>
 
 #include "trainscope/config/enum_names.h"
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/cost/weight_sync.h"
 #include "trainscope/error.h"
+#include "trainscope/io/flag_parsing.h"
 #include "trainscope/io/input_ranges.h"
 
 namespace trainscope::io::internal {
@@ -31,159 +30,6 @@ constexpr NumberRange kKlCoefRange{0.0, 1e6};
 constexpr int64_t kMaxBucketMib = int64_t{1} << 20;
 // --sgd-momentum and --optimizer-offload-fraction (0 and 1 included, as Megatron accepts).
 constexpr NumberRange kUnitIntervalRange{0.0, 1.0};
-// --memory-fragmentation and --overlap-interference, below 1 checked separately.
-constexpr NumberRange kFlagFractionRange{1e-3, 1.0};
-
-// `text` cut to 60 bytes for messages, so a pasted megabyte stays one short line.
-std::string Shortened(const std::string& text) {
-  return text.size() <= 60 ? text : text.substr(0, 57) + "...";
-}
-
-}  // namespace
-
-int64_t ParseInteger(const FlagUse& use, const std::string& text, int64_t minimum,
-                     int64_t maximum) {
-  errno = 0;
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end != text.c_str() + text.size()) {
-    throw UsageError(
-        fmt::format("{}: expected an integer (got \"{}\")", use.name, Shortened(text)));
-  }
-  if (errno == ERANGE || value > maximum) {
-    throw UsageError(fmt::format("{}: absurd value (got {}, expected at most {})", use.name,
-                                 Shortened(text), maximum));
-  }
-  if (value < minimum) {
-    throw UsageError(fmt::format("{}: must be at least {} (got {})", use.name, minimum, value));
-  }
-  return value;
-}
-
-namespace {
-
-int64_t Size(const FlagUse& use, int64_t maximum) {
-  return ParseInteger(use, use.values.front(), 1, maximum);
-}
-
-// A number in `range` (io/input_ranges.h); throws UsageError naming the flag and the range.
-double ParseNumberIn(const FlagUse& use, NumberRange range) {
-  const std::string& text = use.values.front();
-  errno = 0;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
-      !InRange(value, range)) {
-    throw UsageError(fmt::format("{}: expected {} (got \"{}\")", use.name, DescribeRange(range),
-                                 Shortened(text)));
-  }
-  return value;
-}
-
-// A fraction F with 0 < F < 1, at least 0.001 so that no cost is scaled by a subnormal.
-double ParseFraction(const FlagUse& use) {
-  const std::string& text = use.values.front();
-  errno = 0;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE ||
-      !InRange(value, kFlagFractionRange) || value >= 1.0) {
-    throw UsageError(
-        fmt::format("{}: expected a number in [0.001, 1) (got \"{}\")", use.name, Shortened(text)));
-  }
-  return value;
-}
-
-template <typename Enum, size_t N>
-Enum ParseEnum(const FlagUse& use, const std::string& text,
-               const config::EnumName<Enum> (&table)[N]) {
-  const std::optional<Enum> value = config::ValueOf(table, text);
-  if (!value) {
-    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {})", use.name,
-                                 Shortened(text), config::Choices(table)));
-  }
-  return *value;
-}
-
-// Applies a value-less switch to a bool field.
-FlagSpec Switch(std::vector<std::string_view> names, bool parallel,
-                std::function<bool&(CliRequest&)> field, bool value = true) {
-  return {std::move(names), Arity::kNone, parallel,
-          [field, value](CliRequest& request, const FlagUse&) { field(request) = value; }};
-}
-
-// Applies an integer in [1, maximum] to an int64_t field.
-FlagSpec Count(std::vector<std::string_view> names, int64_t maximum,
-               std::function<int64_t&(CliRequest&)> field) {
-  return {std::move(names), Arity::kOne, true,
-          [field, maximum](CliRequest& request, const FlagUse& use) {
-            field(request) = Size(use, maximum);
-          }};
-}
-
-// Applies an integer in [1, maximum] to an optional<int64_t> field.
-FlagSpec OptionalCount(std::vector<std::string_view> names, int64_t maximum,
-                       std::function<std::optional<int64_t>&(CliRequest&)> field) {
-  return {std::move(names), Arity::kOne, true,
-          [field, maximum](CliRequest& request, const FlagUse& use) {
-            field(request) = Size(use, maximum);
-          }};
-}
-
-template <typename Enum, size_t N, typename Field>
-FlagSpec Choice(std::vector<std::string_view> names, const config::EnumName<Enum> (&table)[N],
-                Field field) {
-  return {std::move(names), Arity::kOne, true, [&table, field](CliRequest& r, const FlagUse& use) {
-            field(r) = ParseEnum(use, use.values.front(), table);
-          }};
-}
-
-// Megatron's optimizer-state dtype names (arguments.py:3671-3684); each flag accepts a subset.
-constexpr config::EnumName<config::OptimizerDtype> kOptimizerDtypeNames[] = {
-    {config::OptimizerDtype::kFp32, "fp32"},
-    {config::OptimizerDtype::kFp16, "fp16"},
-    {config::OptimizerDtype::kBf16, "bf16"},
-    {config::OptimizerDtype::kFp8, "fp8"}};
-
-// Parses an optimizer dtype and rejects values outside `allowed` (the flag's argparse choices).
-config::OptimizerDtype ParseOptimizerDtype(const FlagUse& use,
-                                           const std::vector<config::OptimizerDtype>& allowed) {
-  const config::OptimizerDtype value = ParseEnum(use, use.values.front(), kOptimizerDtypeNames);
-  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return value;
-  std::string choices;
-  for (const config::OptimizerDtype dtype : allowed) {
-    if (!choices.empty()) choices.push_back('|');
-    choices.append(config::NameOf(kOptimizerDtypeNames, dtype));
-  }
-  throw UsageError(fmt::format("{}: unsupported value \"{}\" (expected {})", use.name,
-                               Shortened(use.values.front()), choices));
-}
-
-// Applies an optimizer dtype from `allowed` to a PrecisionConfig field.
-FlagSpec OptimizerDtypeFlag(std::string_view name, std::vector<config::OptimizerDtype> allowed,
-                            std::function<config::OptimizerDtype&(CliRequest&)> field) {
-  return {{name}, Arity::kOne, true, [allowed, field](CliRequest& r, const FlagUse& use) {
-            field(r) = ParseOptimizerDtype(use, allowed);
-          }};
-}
-
-// --cuda-graph-scope / --cuda-graph-modules values: CudaGraphModule names or the deprecated
-// "full", "full_iteration", "full_iteration_inference" (arguments.py
-// _parse_cuda_graph_modules_arg).
-std::vector<std::string> CudaGraphScopeValues(const FlagUse& use) {
-  for (const std::string& value : use.values) {
-    if (value == config::kCudaGraphScopeFull || value == config::kCudaGraphScopeFullIteration ||
-        value == config::kCudaGraphScopeFullIterationInference ||
-        config::ValueOf(config::kCudaGraphModuleNames, value)) {
-      continue;
-    }
-    throw UsageError(fmt::format("{}: unknown value \"{}\" (expected {}|{}|{}|{})", use.name,
-                                 Shortened(value), config::Choices(config::kCudaGraphModuleNames),
-                                 config::kCudaGraphScopeFull, config::kCudaGraphScopeFullIteration,
-                                 config::kCudaGraphScopeFullIterationInference));
-  }
-  return use.values;
-}
 
 std::vector<FlagSpec> ParallelFlags() {
   using R = CliRequest;
@@ -453,29 +299,6 @@ std::vector<FlagSpec> TrainingFlags() {
       Choice({"--megatron-bridge"}, config::kBridgeVersionNames,
              [](R& r) -> config::BridgeVersion& { return r.training.framework.bridge_version; }),
   };
-}
-
-// A tool flag taking one free-text value (a path or a name checked later).
-FlagSpec Text(std::vector<std::string_view> names,
-              std::function<std::optional<std::string>&(CliRequest&)> field) {
-  return {std::move(names), Arity::kOne, false,
-          [field](CliRequest& r, const FlagUse& use) { field(r) = use.values.front(); }};
-}
-
-// The value of a flag that names a file: an empty path names no file (and `-o ""` would
-// write "<cwd>/.tmp.<pid>", then fail without naming the flag).
-const std::string& PathValue(const FlagUse& use) {
-  if (use.values.front().empty()) {
-    throw UsageError(fmt::format("{}: empty path (expected a file name)", use.name));
-  }
-  return use.values.front();
-}
-
-// A flag whose value is a file path, stored in `field`; an empty path is a usage error.
-FlagSpec Path(std::vector<std::string_view> names,
-              std::function<std::optional<std::string>&(CliRequest&)> field) {
-  return {std::move(names), Arity::kOne, false,
-          [field](CliRequest& r, const FlagUse& use) { field(r) = PathValue(use); }};
 }
 
 std::vector<FlagSpec> ToolFlags() {
