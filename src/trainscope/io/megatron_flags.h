@@ -1,6 +1,7 @@
 // Internal to io/: the table of command-line flags trainscope accepts (Megatron-LM names,
 // aliases, tool flags), the Megatron flags it checks against the model, and those it accepts
-// but ignores. io/megatron_args.cc walks argv against these tables.
+// but ignores. io/megatron_args.cc walks argv against these tables, which live in
+// megatron_flags.cc, tool_flags.cc, flag_docs.cc (help) and flag_name_lists.cc.
 #ifndef TRAINSCOPE_IO_MEGATRON_FLAGS_H_
 #define TRAINSCOPE_IO_MEGATRON_FLAGS_H_
 
