@@ -33,6 +33,12 @@ struct Recipe {
   Graphs graphs;
   bool ep_overlap;
   std::vector<std::string_view> recompute;  // selective modules; empty = none
+  // mixed_precision.fp8_dot_product_attention: set by the "full iteration MXFP8" helpers of
+  // Qwen3 (qwen/common.py _enable_hybridep_full_iteration_mxfp8) and GPT-OSS
+  // (_apply_gpt_oss_120b_full_iter_fp8mx_configs), and by DeepSeek-V3's GB300 and B300 MXFP8
+  // recipes (_enable_deepseek_full_iteration_mxfp8(cfg, fp8_dot_product_attention=True)); not by
+  // DeepSeek-V3's GB200 one.
+  bool fp8_attention = false;
 };
 
 // perf_recipes/<model>/<gpu>/<file>.py at the commit in the header, function
@@ -56,7 +62,7 @@ const std::vector<Recipe>& Recipes() {
       // deepseek/gb300/deepseek_v3.py
       {"DeepSeek-V3", "GB300", kBf16, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"moe_act"}},
       {"DeepSeek-V3", "GB300", kFp8CurrentScaling, 1, 2, 8, 32, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
-      {"DeepSeek-V3", "GB300", kMxfp8, 1, 2, 8, 32, 1, kHybridEp, kFullIteration, true, {}},
+      {"DeepSeek-V3", "GB300", kMxfp8, 1, 2, 8, 32, 1, kHybridEp, kFullIteration, true, {}, true},
       // deepseek/gb200/deepseek_v3.py
       {"DeepSeek-V3", "GB200", kBf16, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "GB200", kFp8CurrentScaling, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mlp"}},
@@ -64,7 +70,7 @@ const std::vector<Recipe>& Recipes() {
       // deepseek/b300/deepseek_v3.py (_enable_deepseek_transformer_engine_graph for BF16/FP8-CS)
       {"DeepSeek-V3", "B300", kBf16, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B300", kFp8CurrentScaling, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
-      {"DeepSeek-V3", "B300", kMxfp8, 1, 8, 2, 8, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}},
+      {"DeepSeek-V3", "B300", kMxfp8, 1, 8, 2, 8, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}, true},
       // deepseek/b200/deepseek_v3.py
       {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B200", kFp8CurrentScaling, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
@@ -84,9 +90,9 @@ const std::vector<Recipe>& Recipes() {
       {"Kimi-K2", "B200", kMxfp8, 1, 16, 1, 16, 1, kAllToAll, kNone, false, {"mla_up_proj"}},
       // gpt_oss/<gpu>/gpt_oss.py, 120B
       {"GPT-OSS-120B", "GB300", kBf16, 1, 1, 1, 64, 4, kAllToAll, kTeAttnRouterPreprocess, false, {}},
-      {"GPT-OSS-120B", "GB300", kMxfp8, 1, 1, 1, 16, 4, kHybridEp, kFullIteration, true, {}},
+      {"GPT-OSS-120B", "GB300", kMxfp8, 1, 1, 1, 16, 4, kHybridEp, kFullIteration, true, {}, true},
       {"GPT-OSS-120B", "GB200", kBf16, 1, 1, 1, 64, 4, kAllToAll, kNone, true, {"layernorm", "moe_act"}},
-      {"GPT-OSS-120B", "GB200", kMxfp8, 1, 1, 1, 64, 4, kHybridEp, kFullIteration, true, {}},
+      {"GPT-OSS-120B", "GB200", kMxfp8, 1, 1, 1, 64, 4, kHybridEp, kFullIteration, true, {}, true},
       {"GPT-OSS-120B", "B300", kBf16, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
       {"GPT-OSS-120B", "B300", kMxfp8, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
       {"GPT-OSS-120B", "B200", kBf16, 1, 1, 1, 8, 4, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
@@ -96,20 +102,20 @@ const std::vector<Recipe>& Recipes() {
       // qwen/<gpu>/qwen3_moe.py (the independent Qwen check: never fitted); "full iteration
       // MXFP8" is qwen/common.py _enable_hybridep_full_iteration_mxfp8 (full_iteration graphs,
       // overlap_moe_expert_parallel_comm). No recompute in any of them.
-      {"Qwen3-30B-A3B", "GB300", kMxfp8, 1, 1, 1, 8, 8, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-30B-A3B", "GB300", kMxfp8, 1, 1, 1, 8, 8, kHybridEp, kFullIteration, true, {}, true},
       {"Qwen3-30B-A3B", "GB300", kBf16, 1, 1, 1, 8, 8, kHybridEp, kTeRouterPreprocess, false, {}},
       {"Qwen3-30B-A3B", "GB300", kFp8CurrentScaling, 1, 1, 1, 8, 8, kHybridEp, kTeRouterPreprocess, false, {}},
-      {"Qwen3-30B-A3B", "GB200", kMxfp8, 1, 1, 1, 8, 4, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-30B-A3B", "GB200", kMxfp8, 1, 1, 1, 8, 4, kHybridEp, kFullIteration, true, {}, true},
       {"Qwen3-30B-A3B", "GB200", kBf16, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
-      {"Qwen3-30B-A3B", "B300", kMxfp8, 1, 1, 1, 8, 8, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-30B-A3B", "B300", kMxfp8, 1, 1, 1, 8, 8, kHybridEp, kFullIteration, true, {}, true},
       {"Qwen3-30B-A3B", "B200", kMxfp8, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, true, {}},
       {"Qwen3-30B-A3B", "B200", kBf16, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
       {"Qwen3-30B-A3B", "H100", kFp8CurrentScaling, 1, 1, 1, 16, 1, kHybridEp, kTeAttnRouterPreprocess, false, {}},
-      {"Qwen3-235B-A22B", "GB300", kMxfp8, 1, 4, 12, 32, 2, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-235B-A22B", "GB300", kMxfp8, 1, 4, 12, 32, 2, kHybridEp, kFullIteration, true, {}, true},
       {"Qwen3-235B-A22B", "GB300", kBf16, 1, 4, 1, 32, 2, kHybridEp, kTeAttnRouterPreprocess, false, {}},
-      {"Qwen3-235B-A22B", "GB200", kMxfp8, 1, 8, 3, 32, 1, kHybridEp, kFullIteration, true, {}},
-      {"Qwen3-235B-A22B", "B300", kMxfp8, 1, 8, 3, 8, 2, kHybridEp, kFullIteration, true, {}},
-      {"Qwen3-235B-A22B", "B200", kMxfp8, 1, 8, 3, 8, 1, kHybridEp, kFullIteration, true, {}},
+      {"Qwen3-235B-A22B", "GB200", kMxfp8, 1, 8, 3, 32, 1, kHybridEp, kFullIteration, true, {}, true},
+      {"Qwen3-235B-A22B", "B300", kMxfp8, 1, 8, 3, 8, 2, kHybridEp, kFullIteration, true, {}, true},
+      {"Qwen3-235B-A22B", "B200", kMxfp8, 1, 8, 3, 8, 1, kHybridEp, kFullIteration, true, {}, true},
       {"Qwen3-235B-A22B", "B200", kBf16, 1, 8, 4, 8, 1, kAllToAll, kNone, false, {}},
       {"Qwen3-235B-A22B", "H100", kBf16, 2, 8, 4, 32, 1, kAllToAll, kNone, true, {}},
       {"Qwen3-235B-A22B", "H100", kFp8CurrentScaling, 2, 8, 4, 32, 1, kAllToAll, kNone, true, {}},
@@ -217,10 +223,12 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
         recipe.ep != p.expert || recipe.mbs != training.batch.micro_batch_size) {
       continue;
     }
+    bool older_dispatch = false;
     if (preset == "DeepSeek-V3") {
       if (const std::optional<OlderDispatch> older = OlderDeepSeekDispatch(gpu, container)) {
         recipe.dispatch = older->dispatch;
         recipe.ep_overlap = older->ep_overlap;
+        older_dispatch = true;
       }
     }
     training.moe.dispatcher = recipe.dispatch == Dispatch::kAllToAll
@@ -228,6 +236,12 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
                                   : config::TokenDispatcher::kFlex;
     training.moe.enable_deepep = recipe.dispatch == Dispatch::kDeepEp;
     training.moe.overlap_expert_parallel_comm = recipe.ep_overlap;
+    // Every recipe here that overlaps the EP exchanges also delays the weight gradients
+    // (comm_overlap.delay_wgrad_compute = True: deepseek/common.py, deepseek/b200,
+    // gpt_oss/common.py, gpt_oss/gb200, qwen/common.py); an older container's overlap is taken
+    // without it.
+    training.moe.delay_wgrad_compute = recipe.ep_overlap && !older_dispatch;
+    training.precision.fp8_dot_product_attention = recipe.fp8_attention;
     training.cuda_graph = {};
     switch (recipe.graphs) {
       case Graphs::kNone:

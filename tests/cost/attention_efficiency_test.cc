@@ -150,6 +150,37 @@ TEST(AttentionArchTest, BlackwellUltraFromComputeCapabilityAndTheGb300Measuremen
   EXPECT_DOUBLE_EQ(AttentionArchFactor(kHopper, false), 1.0);
 }
 
+// FP8 attention against BF16, cuDNN (NVIDIA/cudnn-frontend sdpa_benchmark_training results),
+// causal, means over 2k-32k tokens of FP8 / BF16 TFLOP/s: H200 (cuDNN 9.19, 1 x 64 heads, d 128)
+// forward 698/484, 854/591, 964/644, 1010/673, 1042/688 and backward 393/370, 471/474, 430/541,
+// 374/579, 370/581; GB200 (cuDNN 9.22, 2 x 64 heads) per-tensor forward 1420/1097, 1805/1408,
+// 2047/1574, 2154/1708, 2197/1622; GB300 DeepSeek-V3 shape (2 x 128 heads, d 192/128) MXFP8
+// backward 1158/914, 1522/1143, 1780/1291, 1844/1302, 1863/1289.
+TEST(AttentionFp8Test, ReproducesTheMeasuredRatios) {
+  using graph::AttentionPrecision;
+  const double hopper_forward =
+      (698.0 / 484 + 854.0 / 591 + 964.0 / 644 + 1010.0 / 673 + 1042.0 / 688) / 5;
+  const double hopper_backward =
+      (393.0 / 370 + 471.0 / 474 + 430.0 / 541 + 374.0 / 579 + 370.0 / 581) / 5;
+  const double gb200_forward =
+      (1420.0 / 1097 + 1805.0 / 1408 + 2047.0 / 1574 + 2154.0 / 1708 + 2197.0 / 1622) / 5;
+  const double gb300_mla_mx_backward =
+      (1158.0 / 914 + 1522.0 / 1143 + 1780.0 / 1291 + 1844.0 / 1302 + 1863.0 / 1289) / 5;
+  EXPECT_NEAR(AttentionFp8Factor(kHopper, AttentionPrecision::kFp8PerTensor, false, true),
+              hopper_forward, 1e-12);
+  // FP8 backward is slower than BF16 on Hopper at long sequences: 0.827 on average.
+  EXPECT_NEAR(AttentionFp8Factor(kHopper, AttentionPrecision::kFp8PerTensor, true, false),
+              hopper_backward, 1e-12);
+  EXPECT_NEAR(hopper_backward, 0.8267, 1e-4);
+  EXPECT_NEAR(AttentionFp8Factor(kBlackwell, AttentionPrecision::kFp8PerTensor, false, true),
+              gb200_forward, 1e-12);
+  EXPECT_NEAR(gb200_forward, 1.2985, 1e-4);
+  EXPECT_NEAR(
+      AttentionFp8Factor(AttentionArch::kBlackwellUltra, AttentionPrecision::kMxfp8, true, false),
+      gb300_mla_mx_backward, 1e-12);
+  EXPECT_DOUBLE_EQ(AttentionFp8Factor(kBlackwell, AttentionPrecision::kBf16, true, true), 1.0);
+}
+
 TEST(AttentionHeadDimTest, ScalesTheCoreKernelTimeByGpuGeneration) {
   // GPT-OSS's head dim 64 at the same FLOPs and pairs as head dim 128 takes 1 / 0.6713 as long;
   // with the factor off, as long. On GB300 (same peak as GB200, no throughput scales) the

@@ -153,6 +153,48 @@ TEST(Fp8OpsTest, BackwardCastsTheOutputGradientBeforeEachDgradOnly) {
   EXPECT_EQ(Find(bwd, "mlp.linear_fc2.fp8_cast_grad_output")->bytes, 4 * 256 * 64 + 4);
 }
 
+// FP8 attention (--fp8-dot-product-attention), tiny Qwen3 (4 heads of 32, 2 KV heads), 256
+// tokens: Q 256·4·32 = 32,768 and K, V 256·2·32 = 16,384 elements each. Delayed scaling,
+// row-wise only: read 2 B, write 1 B per element, 4 B of scale_inv per tensor. Forward: the
+// mixed QKV buffer as one tensor, 3·65,536 + 4 bytes; backward: O and dO, 2·(3·32,768 + 4).
+TEST(Fp8OpsTest, Fp8AttentionCastsQkvForwardAndODoBackward) {
+  const config::ModelConfig model = TinyModel();
+  config::TrainingConfig training = Fp8Training(Fp8Recipe::kDelayed);
+  training.precision.fp8_dot_product_attention = true;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  const Op* qkv = Find(fwd, "attention.dpa.fp8_cast_qkv");
+  const Op* o_do = Find(bwd, "attention.dpa.fp8_cast_o_do");
+  ASSERT_NE(qkv, nullptr);
+  ASSERT_NE(o_do, nullptr);
+  EXPECT_EQ(qkv->bytes, 3 * 65'536 + 4);
+  EXPECT_EQ(qkv->fp8_columnwise_bytes, 0);
+  EXPECT_EQ(o_do->bytes, 2 * (3 * 32'768 + 4));
+  EXPECT_EQ(o_do->role.operand, Fp8Operand::kGradOutput);
+  EXPECT_EQ(Find(fwd, "attention.core")->attention_precision, AttentionPrecision::kFp8PerTensor);
+  EXPECT_EQ(Find(bwd, "attention.core.backward")->attention_precision,
+            AttentionPrecision::kFp8PerTensor);
+  // The cast directly precedes its kernel.
+  for (size_t i = 0; i + 1 < fwd.size(); ++i) {
+    if (fwd[i].name == "attention.dpa.fp8_cast_qkv") {
+      EXPECT_EQ(fwd[i + 1].name, "attention.core");
+    }
+  }
+  // MXFP8 runs the MXFP8 kernel; the blockwise recipe has no FP8 attention (its TE recipe takes
+  // no fp8_dpa), nor does BF16 training with the switch on.
+  training.precision.fp8_recipe = Fp8Recipe::kMxfp8;
+  EXPECT_EQ(Find(DecoderLayerForward(MakeLayerOpContext(model, training), 0), "attention.core")
+                ->attention_precision,
+            AttentionPrecision::kMxfp8);
+  training.precision.fp8_recipe = Fp8Recipe::kBlockwise;
+  const std::vector<Op> blockwise = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  EXPECT_EQ(Find(blockwise, "attention.dpa.fp8_cast_qkv"), nullptr);
+  EXPECT_EQ(Find(blockwise, "attention.core")->attention_precision, AttentionPrecision::kBf16);
+  training.precision.fp8 = config::Fp8Format::kNone;
+  EXPECT_TRUE(Casts(DecoderLayerForward(MakeLayerOpContext(model, training), 0)).empty());
+}
+
 TEST(Fp8OpsTest, Mxfp8SwizzlesScalesBeforeEveryGemm) {
   const config::ModelConfig model = TinyModel();
   const config::TrainingConfig training = Fp8Training(Fp8Recipe::kMxfp8);

@@ -137,7 +137,7 @@ struct MoeRunConfig {
   // --delay-wgrad-compute: the weight-gradient GEMMs run after the pass's data-gradient chain,
   // so the backward's dispatch exchange also hides behind them (combined 1F1B only).
   bool delay_wgrad_compute = false;
-  bool enable_deepep = false;                 // --moe-enable-deepep
+  bool enable_deepep = false;  // --moe-enable-deepep
   bool router_enable_expert_bias = false;
   friend bool operator==(const MoeRunConfig&, const MoeRunConfig&) = default;
 };
@@ -165,6 +165,12 @@ struct PrecisionConfig {
   // forward quantizes the weights again instead of reusing the first micro-batch's FP8 copy
   // (megatron/core/extensions/transformer_engine.py, TELinear.forward).
   bool disable_parameter_transpose_cache = false;
+  // Megatron-Bridge's mixed_precision.fp8_dot_product_attention (TransformerConfig
+  // fp8_dot_product_attention; Megatron-LM's launcher has no flag for it): TE runs the core
+  // attention in FP8 through cuDNN (the fp8_dpa of the delayed, tensorwise and MXFP8 recipes,
+  // megatron/core/fp8_utils.py). No effect without --fp8-format or with the blockwise recipe,
+  // whose TE recipe has no fp8_dpa.
+  bool fp8_dot_product_attention = false;
   // Megatron-LM's launcher reduces gradients in fp32 by default (arguments.py:1204-1216);
   // --main-grads-dtype bf16 and --grad-reduce-in-bf16 turn it off.
   bool grad_reduce_in_fp32 = true;

@@ -90,6 +90,66 @@ constexpr double Mean(const std::array<double, N>& values) {
   return sum / N;
 }
 
+// FP8 core attention against BF16 on the same GPU, causal, {FP8, BF16} TFLOP/s at 2k / 4k / 8k /
+// 16k / 32k tokens. Hopper: cuDNN 9.19 on H200, Llama-3.1 shape (batch 1, 64 q / 8 kv heads,
+// head dim 128), per-tensor FP8 (NVIDIA/cudnn-frontend sdpa_benchmark_training results
+// h200_919_only_cudnn, 2026-02-27). Blackwell / Ultra: cuDNN 9.22 on GB200 / GB300, Llama-3.1
+// shape (batch 2, 64 / 8 heads) and DeepSeek-V3 shape (batch 2, 128 heads, d_qk 192, d_v 128),
+// per-tensor FP8 and MXFP8 (same results, 2026-04-24).
+using Fp8Pairs = std::array<std::array<double, 2>, 5>;
+struct Fp8Measurement {
+  Fp8Pairs forward;
+  Fp8Pairs backward;
+};
+constexpr Fp8Measurement kHopperGqa{
+    {{{698, 484}, {854, 591}, {964, 644}, {1010, 673}, {1042, 688}}},
+    {{{393, 370}, {471, 474}, {430, 541}, {374, 579}, {370, 581}}}};
+constexpr Fp8Measurement kBlackwellGqaPerTensor{
+    {{{1420, 1097}, {1805, 1408}, {2047, 1574}, {2154, 1708}, {2197, 1622}}},
+    {{{831, 885}, {1178, 1148}, {1454, 1332}, {1632, 1328}, {1687, 1226}}}};
+constexpr Fp8Measurement kBlackwellGqaMx{
+    {{{1330, 1097}, {1685, 1408}, {1902, 1574}, {1999, 1708}, {2046, 1622}}},
+    {{{745, 885}, {1054, 1148}, {1287, 1332}, {1436, 1328}, {1425, 1226}}}};
+constexpr Fp8Measurement kUltraGqaPerTensor{
+    {{{1954, 1373}, {2532, 1703}, {2897, 1856}, {3054, 1915}, {3108, 1953}}},
+    {{{944, 967}, {1396, 1248}, {1781, 1435}, {2035, 1507}, {2128, 1490}}}};
+constexpr Fp8Measurement kUltraGqaMx{
+    {{{1751, 1373}, {2272, 1703}, {2570, 1856}, {2727, 1915}, {2785, 1953}}},
+    {{{811, 967}, {1143, 1248}, {1404, 1435}, {1563, 1507}, {1590, 1490}}}};
+constexpr Fp8Measurement kBlackwellMlaPerTensor{
+    {{{1659, 1072}, {2095, 1406}, {2397, 1585}, {2486, 1678}, {2447, 1743}}},
+    {{{1312, 846}, {1692, 1057}, {1959, 1193}, {1968, 1134}, {1857, 1076}}}};
+constexpr Fp8Measurement kBlackwellMlaMx{
+    {{{1535, 1072}, {1925, 1406}, {2219, 1585}, {2355, 1678}, {2329, 1743}}},
+    {{{1047, 846}, {1364, 1057}, {1494, 1193}, {1552, 1134}, {1532, 1076}}}};
+constexpr Fp8Measurement kUltraMlaPerTensor{
+    {{{2290, 1285}, {2788, 1590}, {3128, 1825}, {3305, 1967}, {3364, 1991}}},
+    {{{1511, 914}, {1982, 1143}, {2310, 1291}, {2459, 1302}, {2406, 1289}}}};
+constexpr Fp8Measurement kUltraMlaMx{
+    {{{2069, 1285}, {2517, 1590}, {2829, 1825}, {2998, 1967}, {2959, 1991}}},
+    {{{1158, 914}, {1522, 1143}, {1780, 1291}, {1844, 1302}, {1863, 1289}}}};
+
+double MeanRatio(const Fp8Pairs& pairs) {
+  double sum = 0;
+  for (const auto& [fp8, bf16] : pairs) sum += fp8 / bf16;
+  return sum / static_cast<double>(pairs.size());
+}
+
+const Fp8Measurement& Fp8MeasurementFor(AttentionArch arch, bool mx, bool mla) {
+  switch (arch) {
+    case AttentionArch::kHopperOrOlder:
+      return kHopperGqa;
+    case AttentionArch::kBlackwell:
+      if (mla) return mx ? kBlackwellMlaMx : kBlackwellMlaPerTensor;
+      return mx ? kBlackwellGqaMx : kBlackwellGqaPerTensor;
+    case AttentionArch::kBlackwellUltra:
+      if (mla) return mx ? kUltraMlaMx : kUltraMlaPerTensor;
+      return mx ? kUltraGqaMx : kUltraGqaPerTensor;
+  }
+  TRAINSCOPE_CHECK(false, "unhandled AttentionArch");
+  return kHopperGqa;
+}
+
 double EqualHeadDimFactor(double head_dim, AttentionArch arch) {
   const double at_256 =
       arch == AttentionArch::kHopperOrOlder ? kHeadDim256Hopper : kHeadDim256Blackwell;
@@ -113,6 +173,14 @@ double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forw
   TRAINSCOPE_CHECK(qk_head_dim >= 1 && v_head_dim >= 1, "attention head dims must be >= 1");
   if (qk_head_dim == 192 && v_head_dim == 128) return forward ? kMlaForward : kMlaBackward;
   return EqualHeadDimFactor(static_cast<double>(qk_head_dim + v_head_dim) / 2, arch);
+}
+
+double AttentionFp8Factor(AttentionArch arch, graph::AttentionPrecision precision, bool mla,
+                          bool forward) {
+  if (precision == graph::AttentionPrecision::kBf16) return 1.0;
+  const Fp8Measurement& m =
+      Fp8MeasurementFor(arch, precision == graph::AttentionPrecision::kMxfp8, mla);
+  return MeanRatio(forward ? m.forward : m.backward);
 }
 
 double AttentionArchFactor(AttentionArch arch, bool forward) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "trainscope/config/hardware.h"
+#include "trainscope/graph/op.h"
 
 namespace trainscope::cost {
 
@@ -34,6 +35,15 @@ enum class AttentionArch { kHopperOrOlder, kBlackwell, kBlackwellUltra };
 // and docs/cost-model.md ("Attention head dim"). Precondition (checked): both dims >= 1.
 [[nodiscard]] double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward,
                                             AttentionArch arch);
+
+// Throughput of the FP8 core attention (--fp8-dot-product-attention) against the same kernel in
+// BF16 on the same GPU generation, per direction: cuDNN's measured FP8 / BF16 ratios for the
+// grouped-query shape (head dim 128) or, for MLA (`mla`: d_qk 192, d_v 128), the DeepSeek-V3
+// shape, with per-tensor scales (delayed, tensorwise) or MXFP8. Hopper has only per-tensor
+// grouped-query measurements, which stand for the rest there. 1 for kBf16. Sources in
+// attention_efficiency.cc and docs/cost-model.md ("FP8 attention").
+[[nodiscard]] double AttentionFp8Factor(AttentionArch arch, graph::AttentionPrecision precision,
+                                        bool mla, bool forward);
 
 // Attention throughput of `arch` against Blackwell at the same peak: > 1 on Blackwell Ultra,
 // whose doubled exponential rate speeds the softmax (forward more than backward); 1 otherwise.

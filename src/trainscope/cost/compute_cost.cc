@@ -71,7 +71,9 @@ double AttentionGpuFactor(const graph::Op& op, const config::GpuSpec& gpu,
       eff.attention_head_dim && op.attention_qk_head_dim > 0 && op.attention_v_head_dim > 0
           ? AttentionHeadDimFactor(op.attention_qk_head_dim, op.attention_v_head_dim, forward, arch)
           : 1.0;
-  return head_dim * AttentionArchFactor(arch, forward);
+  const bool mla = op.attention_qk_head_dim == 192 && op.attention_v_head_dim == 128;
+  return head_dim * AttentionArchFactor(arch, forward) *
+         AttentionFp8Factor(arch, op.attention_precision, mla, forward);
 }
 
 // Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.

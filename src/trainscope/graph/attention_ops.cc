@@ -217,6 +217,17 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const int64_t flops = 2 * qk_plus_v * pairs;
   const CpSizes sz = AttentionCpSizes(c);
   const std::string name = multiplier == 1 ? "attention.core" : "attention.core.backward";
+  if (sink.fp8().dot_product_attention) {
+    // FP8 attention (TE fp8_dpa, fp8_mha off): the mixed Q, K, V buffer is quantized before
+    // the forward kernel as one tensor, O and dO (one tensor each) before the backward one.
+    if (multiplier == 1) {
+      sink.AttentionFp8Cast("attention.dpa.fp8_cast_qkv", Fp8Operand::kInput,
+                            (sz.q_bytes + 2 * sz.kv_bytes) / kBf16Bytes, 1);
+    } else {
+      sink.AttentionFp8Cast("attention.dpa.fp8_cast_o_do", Fp8Operand::kGradOutput,
+                            sz.q_bytes / kBf16Bytes, 2);
+    }
+  }
   sink.Attention(name, KernelRole(OpKind::kAttentionCore, OpBlock::kAttention), multiplier * flops,
                  multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes), pairs, a.head_dim,
                  c.CoreValueHeadDim());

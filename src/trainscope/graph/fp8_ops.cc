@@ -56,10 +56,20 @@ int64_t ScaleBytes(Fp8Recipe recipe, int64_t num_elements, Fp8Usage usage, bool 
 
 Fp8Settings MakeFp8Settings(const config::TrainingConfig& training) {
   const config::PrecisionConfig& precision = training.precision;
-  return Fp8Settings{.enabled = precision.fp8 != config::Fp8Format::kNone,
-                     .recipe = precision.fp8_recipe,
-                     .cache_weights = !precision.disable_parameter_transpose_cache,
-                     .weights_in_fp8 = precision.fp8_param_gather};
+  return Fp8Settings{
+      .enabled = precision.fp8 != config::Fp8Format::kNone,
+      .recipe = precision.fp8_recipe,
+      .cache_weights = !precision.disable_parameter_transpose_cache,
+      .weights_in_fp8 = precision.fp8_param_gather,
+      .dot_product_attention = precision.fp8 != config::Fp8Format::kNone &&
+                               precision.fp8_recipe != config::Fp8Recipe::kBlockwise &&
+                               precision.fp8_dot_product_attention};
+}
+
+AttentionPrecision AttentionPrecisionOf(const Fp8Settings& fp8) {
+  if (!fp8.dot_product_attention) return AttentionPrecision::kBf16;
+  return fp8.recipe == Fp8Recipe::kMxfp8 ? AttentionPrecision::kMxfp8
+                                         : AttentionPrecision::kFp8PerTensor;
 }
 
 Fp8QuantizeTraffic QuantizeTraffic(Fp8Recipe recipe, int64_t num_elements, Fp8Usage usage,

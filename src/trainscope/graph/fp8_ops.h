@@ -24,10 +24,16 @@ struct Fp8Settings {
   bool cache_weights = true;
   // --fp8-param-gather: the weights are stored in FP8, so no forward quantizes them.
   bool weights_in_fp8 = false;
+  // The core attention runs in FP8 (--fp8-dot-product-attention under a recipe with fp8_dpa).
+  bool dot_product_attention = false;
   friend bool operator==(const Fp8Settings&, const Fp8Settings&) = default;
 };
 
 [[nodiscard]] Fp8Settings MakeFp8Settings(const config::TrainingConfig& training);
+
+// The format of the core attention under `fp8`: FP8 with the recipe's scaling when
+// dot_product_attention is on, BF16 otherwise.
+[[nodiscard]] AttentionPrecision AttentionPrecisionOf(const Fp8Settings& fp8);
 
 // Which copies of a quantized tensor a kernel writes: row-wise (the operand's own layout) and
 // column-wise (the layout its transpose needs in the backward GEMMs).

@@ -134,6 +134,10 @@ enum class Fp8Operand {
   kGemmScales,    // the MXFP8 scale swizzle of both operands of one GEMM
 };
 
+// The number format a core-attention kernel computes in (--fp8-dot-product-attention): BF16, FP8
+// with per-tensor scales (the delayed and tensorwise recipes) or MXFP8.
+enum class AttentionPrecision { kBf16, kFp8PerTensor, kMxfp8 };
+
 // What an op is, set by the graph builders next to its name.
 struct OpRole {
   OpKind kind = OpKind::kUnset;
@@ -180,6 +184,7 @@ struct Op {
   // its throughput against head dim 128 (cost/attention_efficiency.h AttentionHeadDimFactor).
   int64_t attention_qk_head_dim = 0;
   int64_t attention_v_head_dim = 0;
+  AttentionPrecision attention_precision = AttentionPrecision::kBf16;
   // Host launches the op issues, in units of one eager PyTorch kernel launch (graph/op_sink.h
   // sets them per op kind; docs/cost-model.md "Launch and host overhead"). 0 for communication
   // ops (their host cost is inside their latency) and host-side ops.

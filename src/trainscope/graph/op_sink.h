@@ -89,6 +89,7 @@ class OpSink {
     ops_.back().attention_pairs = pairs;
     ops_.back().attention_qk_head_dim = qk_head_dim;
     ops_.back().attention_v_head_dim = v_head_dim;
+    ops_.back().attention_precision = AttentionPrecisionOf(fp8_);
   }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
   // Bytes: input, weights and output, bf16 (docs/workload.md). `role` names block and module.
@@ -150,6 +151,14 @@ class OpSink {
   }
   void Append(const std::vector<Op>& ops) { ops_.insert(ops_.end(), ops.begin(), ops.end()); }
   [[nodiscard]] Phase phase() const { return phase_; }
+  [[nodiscard]] const Fp8Settings& fp8() const { return fp8_; }
+  // The FP8 quantize of `num_tensors` core-attention operands of `num_elements` each that FP8
+  // attention runs before its kernel: row-wise copies only, since no GEMM transposes them.
+  void AttentionFp8Cast(std::string name, Fp8Operand operand, int64_t num_elements,
+                        int64_t num_tensors) {
+    Fp8Cast(std::move(name), OpRole{.kind = OpKind::kFp8Quantize, .block = OpBlock::kAttention},
+            operand, num_elements, num_tensors, Fp8Usage{.rowwise = true});
+  }
   [[nodiscard]] int64_t layer() const { return layer_; }
   [[nodiscard]] std::vector<Op> Take() { return std::move(ops_); }
 
@@ -167,10 +176,9 @@ class OpSink {
   }
   // One cast of `num_tensors` bf16 tensors of `num_elements` each, row- and column-wise.
   void Fp8Cast(std::string name, OpRole role, Fp8Operand operand, int64_t num_elements,
-               int64_t num_tensors) {
+               int64_t num_tensors, Fp8Usage usage = {.rowwise = true, .columnwise = true}) {
     role.operand = operand;
-    Op op = Fp8QuantizeOp(std::move(name), role, fp8_.recipe, num_elements,
-                          Fp8Usage{.rowwise = true, .columnwise = true}, num_tensors);
+    Op op = Fp8QuantizeOp(std::move(name), role, fp8_.recipe, num_elements, usage, num_tensors);
     Op placed = NewOp(op.name, op.role);
     placed.bytes = op.bytes;
     placed.fp8_columnwise_bytes = op.fp8_columnwise_bytes;

@@ -194,6 +194,8 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--grad-reduce-in-bf16", FlagGroup::kTraining, "", "reduce gradients in bf16"},
     {"--fp8-param-gather", FlagGroup::kTraining, "",
      "keep and all-gather TE linear weights in FP8"},
+    {"--fp8-dot-product-attention", FlagGroup::kTraining, "",
+     "core attention in FP8 through cuDNN (Bridge's fp8_dot_product_attention)"},
     {"--disable-parameter-transpose-cache", FlagGroup::kTraining, "",
      "re-quantize FP8 weights every micro-batch (no cache)"},
     {"--use-precision-aware-optimizer", FlagGroup::kTraining, "",

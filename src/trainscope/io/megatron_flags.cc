@@ -185,6 +185,8 @@ std::vector<FlagSpec> TrainingFlags() {
           [](R& r) -> bool& { return r.training.precision.grad_reduce_in_fp32; }, false),
       Switch({"--fp8-param-gather"}, true,
              [](R& r) -> bool& { return r.training.precision.fp8_param_gather; }),
+      Switch({"--fp8-dot-product-attention"}, true,
+             [](R& r) -> bool& { return r.training.precision.fp8_dot_product_attention; }),
       Switch({"--disable-parameter-transpose-cache"}, true,
              [](R& r) -> bool& { return r.training.precision.disable_parameter_transpose_cache; }),
       Switch({"--use-precision-aware-optimizer"}, true,
