@@ -16,6 +16,19 @@ namespace {
 
 constexpr int64_t Pairs(int64_t heads, int64_t tokens) { return heads * tokens * tokens / 2; }
 
+// A causal core-attention kernel of `heads` x `tokens` in `pass` computing `flops_per_pair` FLOPs
+// per (query, key) pair.
+graph::Op AttentionKernel(int64_t heads, int64_t tokens, graph::OpPass pass,
+                          int64_t flops_per_pair) {
+  graph::Op op;
+  op.role.kind = graph::OpKind::kAttentionCore;
+  op.role.block = graph::OpBlock::kAttention;
+  op.role.pass = pass;
+  op.attention_pairs = Pairs(heads, tokens);
+  op.flops = flops_per_pair * op.attention_pairs;
+  return op;
+}
+
 TEST(AttentionOccupancyTest, ReproducesTheMeasuredPoints) {
   // 4 heads x 4096 tokens: forward 189 and 188 TFLOP/s (two QKV layouts), backward 386 and 389;
   // the best point, 8 heads x 32768 tokens, forward 1352 and backward 1074.
@@ -42,11 +55,7 @@ TEST(AttentionOccupancyTest, InterpolatesInLogPairsAndHoldsBeyondTheTable) {
 TEST(AttentionOccupancyTest, ScalesTheCoreKernelTime) {
   // A forward kernel of 16 heads x 4096 tokens runs at the plateau times its occupancy,
   // (646 + 651 + 647 + 655) / 4 / 1352 = 0.48059; with the curve off, at the plateau.
-  graph::Op op;
-  op.role.kind = graph::OpKind::kAttentionCore;
-  op.role.block = graph::OpBlock::kAttention;
-  op.attention_pairs = Pairs(16, 4096);
-  op.flops = 4 * 128 * op.attention_pairs;
+  const graph::Op op = AttentionKernel(16, 4096, graph::OpPass::kForward, 4 * 128);
   const config::GpuSpec gpu = *config::FindGpu("H100");
   ComputeEfficiency eff;
   const double with_curve = ComputeSeconds(op, gpu, eff, MathPrecision::kBf16);
@@ -186,12 +195,7 @@ TEST(AttentionHeadDimTest, ScalesTheCoreKernelTimeByGpuGeneration) {
   // with the factor off, as long. On GB300 (same peak as GB200, no throughput scales) the
   // backward also runs 1.1197 times as fast; Qwen3.5's head dim 256 runs 1.172 times as fast on
   // GB200 and 0.8157 times on H100.
-  graph::Op op;
-  op.role.kind = graph::OpKind::kAttentionCore;
-  op.role.block = graph::OpBlock::kAttention;
-  op.role.pass = graph::OpPass::kBackward;
-  op.attention_pairs = Pairs(64, 4096);
-  op.flops = 10 * 128 * op.attention_pairs;
+  graph::Op op = AttentionKernel(64, 4096, graph::OpPass::kBackward, 10 * 128);
   const config::GpuSpec gb200 = *config::FindGpu("GB200");
   ComputeEfficiency eff;
   eff.gpu_throughput_scale.clear();
