@@ -171,7 +171,8 @@ inline constexpr double kTf32PerBf16Peak = 0.5;
 // on a GPU with HasNonTnFp8Gemm, at fp8_cast_memory_efficiency. The achieved peak is the BF16 peak
 // (the FP8 peak for GEMMs under kFp8) times gpu_throughput_scale times KernelEfficiency, where for
 // GEMMs KernelEfficiency is first multiplied by GemmShapeFactor (cost/gemm_efficiency.h) and
-// capped at 1. An op with no FLOPs and no bytes takes 0 seconds. Throws InputError when the op
+// capped at 1, and for core attention by the GPU generation's measured factors: head dim,
+// Blackwell Ultra, FP8 attention (cost/attention_efficiency.h). An op with no FLOPs and no bytes takes 0 seconds. Throws InputError when the op
 // needs a rate the GPU preset does not have (FP8 on A100). Preconditions (checked): !op.IsComm(),
 // flops and bytes >= 0, efficiencies in (0, 1].
 [[nodiscard]] double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu,
