@@ -75,19 +75,23 @@ constexpr double kMlaBackward = (667.0 / 839.0 + 687.0 / 890.0 + 684.0 / 818.5 +
 // 967 / 1248 / 1435 / 1507 / 1490 against 885 / 1148 / 1332 / 1328 / 1226, DeepSeek-V3 914 / 1143
 // / 1291 / 1302 / 1289 against 846 / 1057 / 1193 / 1134 / 1076. Means of the ratios: the doubled
 // exponential (SFU) rate speeds the forward's softmax more than the shared-memory-bound backward.
-constexpr std::array<double, 15> kUltraForwardRatios = {
-    1373.0 / 1097, 1703.0 / 1408, 1856.0 / 1574, 1915.0 / 1708, 1953.0 / 1622,
-    1285.0 / 1072, 1590.0 / 1406, 1825.0 / 1585, 1967.0 / 1678, 1991.0 / 1743,
-    1307.0 / 1126, 1743.0 / 1441, 1965.0 / 1708, 2063.0 / 1804, 2096.0 / 1734};
-constexpr std::array<double, 10> kUltraBackwardRatios = {
-    967.0 / 885, 1248.0 / 1148, 1435.0 / 1332, 1507.0 / 1328, 1490.0 / 1226,
-    914.0 / 846, 1143.0 / 1057, 1291.0 / 1193, 1302.0 / 1134, 1289.0 / 1076};
+// {GB300, GB200} pairs.
+// clang-format off
+constexpr std::array<std::array<double, 2>, 15> kUltraForward = {{
+    {1373, 1097}, {1703, 1408}, {1856, 1574}, {1915, 1708}, {1953, 1622},
+    {1285, 1072}, {1590, 1406}, {1825, 1585}, {1967, 1678}, {1991, 1743},
+    {1307, 1126}, {1743, 1441}, {1965, 1708}, {2063, 1804}, {2096, 1734}}};
+constexpr std::array<std::array<double, 2>, 10> kUltraBackward = {{
+    {967, 885}, {1248, 1148}, {1435, 1332}, {1507, 1328}, {1490, 1226},
+    {914, 846}, {1143, 1057}, {1291, 1193}, {1302, 1134}, {1289, 1076}}};
+// clang-format on
 
+// The mean of measured/reference over {measured, reference} pairs.
 template <size_t N>
-constexpr double Mean(const std::array<double, N>& values) {
+double MeanRatio(const std::array<std::array<double, 2>, N>& pairs) {
   double sum = 0;
-  for (const double v : values) sum += v;
-  return sum / N;
+  for (const auto& [measured, reference] : pairs) sum += measured / reference;
+  return sum / static_cast<double>(N);
 }
 
 // FP8 core attention against BF16 on the same GPU, causal, {FP8, BF16} TFLOP/s at 2k / 4k / 8k /
@@ -128,12 +132,6 @@ constexpr Fp8Measurement kUltraMlaPerTensor{
 constexpr Fp8Measurement kUltraMlaMx{
     {{{2069, 1285}, {2517, 1590}, {2829, 1825}, {2998, 1967}, {2959, 1991}}},
     {{{1158, 914}, {1522, 1143}, {1780, 1291}, {1844, 1302}, {1863, 1289}}}};
-
-double MeanRatio(const Fp8Pairs& pairs) {
-  double sum = 0;
-  for (const auto& [fp8, bf16] : pairs) sum += fp8 / bf16;
-  return sum / static_cast<double>(pairs.size());
-}
 
 const Fp8Measurement& Fp8MeasurementFor(AttentionArch arch, bool mx, bool mla) {
   switch (arch) {
@@ -185,7 +183,7 @@ double AttentionFp8Factor(AttentionArch arch, graph::AttentionPrecision precisio
 
 double AttentionArchFactor(AttentionArch arch, bool forward) {
   if (arch != AttentionArch::kBlackwellUltra) return 1.0;
-  return forward ? Mean(kUltraForwardRatios) : Mean(kUltraBackwardRatios);
+  return forward ? MeanRatio(kUltraForward) : MeanRatio(kUltraBackward);
 }
 
 double AttentionOccupancy(int64_t pairs, bool forward) {
