@@ -29,6 +29,15 @@ TEST(BridgeRecipesTest, DeepSeekV3Gb300Mxfp8RunsTheFullIterationHybridEpRecipe) 
   EXPECT_TRUE(t.moe.overlap_expert_parallel_comm);
   EXPECT_EQ(t.cuda_graph.impl, config::CudaGraphImpl::kFullIteration);
   EXPECT_EQ(t.recompute.granularity, config::RecomputeGranularity::kNone);
+  // _enable_deepseek_full_iteration_mxfp8(cfg, fp8_dot_product_attention=True, ...) and
+  // comm_overlap.delay_wgrad_compute = True (deepseek/common.py).
+  EXPECT_TRUE(t.precision.fp8_dot_product_attention);
+  EXPECT_TRUE(t.moe.delay_wgrad_compute);
+  // The GB200 MXFP8 recipe calls it with fp8_output_proj only: BF16 attention.
+  config::TrainingConfig gb200 = Layout(1, 4, 4, 64, 1);
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB200", "mxfp8", gb200).size(), 1U);
+  EXPECT_FALSE(gb200.precision.fp8_dot_product_attention);
+  EXPECT_TRUE(gb200.moe.delay_wgrad_compute);
 }
 
 TEST(BridgeRecipesTest, OnlyTheRecipesOwnLayoutTakesItsSettings) {
@@ -76,6 +85,7 @@ TEST(BridgeRecipesTest, DeepSeekV3RecipesInheritTheBaseHybridEpDispatcher) {
   EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "H100", "bf16", old, "25.09").size(), 1U);
   EXPECT_EQ(old.moe.dispatcher, config::TokenDispatcher::kFlex);
   EXPECT_TRUE(old.moe.enable_deepep);
+  EXPECT_FALSE(old.moe.delay_wgrad_compute);  // no EP overlap in the 25.09 scripts
   // ... and alltoall elsewhere, whatever the layout (no recipe of MBS 3 exists).
   config::TrainingConfig b200 = Layout(1, 16, 1, 8, 3);
   EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B200", "bf16", b200, "25.09").size(), 1U);
