@@ -169,7 +169,7 @@ AttentionArch AttentionArchOf(config::ComputeCapability capability) {
 double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward,
                               AttentionArch arch) {
   TRAINSCOPE_CHECK(qk_head_dim >= 1 && v_head_dim >= 1, "attention head dims must be >= 1");
-  if (qk_head_dim == 192 && v_head_dim == 128) return forward ? kMlaForward : kMlaBackward;
+  if (IsMlaHeadDims(qk_head_dim, v_head_dim)) return forward ? kMlaForward : kMlaBackward;
   return EqualHeadDimFactor(static_cast<double>(qk_head_dim + v_head_dim) / 2, arch);
 }
 

@@ -36,6 +36,12 @@ enum class AttentionArch { kHopperOrOlder, kBlackwell, kBlackwellUltra };
 [[nodiscard]] double AttentionHeadDimFactor(int64_t qk_head_dim, int64_t v_head_dim, bool forward,
                                             AttentionArch arch);
 
+// Whether a kernel's head dims are MLA's (d_qk 192, d_v 128), the shape its measured factors
+// belong to.
+[[nodiscard]] constexpr bool IsMlaHeadDims(int64_t qk_head_dim, int64_t v_head_dim) {
+  return qk_head_dim == 192 && v_head_dim == 128;
+}
+
 // Throughput of the FP8 core attention (--fp8-dot-product-attention) against the same kernel in
 // BF16 on the same GPU generation, per direction: cuDNN's measured FP8 / BF16 ratios for the
 // grouped-query shape (head dim 128) or, for MLA (`mla`: d_qk 192, d_v 128), the DeepSeek-V3

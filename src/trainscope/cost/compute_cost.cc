@@ -58,9 +58,8 @@ void RequirePositiveRate(double rate, const config::GpuSpec& gpu, const char* ke
 // What the GPU generation changes in an attention kernel's throughput: its head-dim factor
 // (measured per generation) and the generation's own factor (cost/attention_efficiency.h); 1
 // for other kernels.
-double AttentionGpuFactor(const graph::Op& op, const config::GpuSpec& gpu,
+double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const config::GpuSpec& gpu,
                           const ComputeEfficiency& eff) {
-  const KernelClass kernel_class = ClassifyKernel(op);
   if (kernel_class != KernelClass::kAttentionForward &&
       kernel_class != KernelClass::kAttentionBackward) {
     return 1.0;
@@ -71,9 +70,10 @@ double AttentionGpuFactor(const graph::Op& op, const config::GpuSpec& gpu,
       eff.attention_head_dim && op.attention_qk_head_dim > 0 && op.attention_v_head_dim > 0
           ? AttentionHeadDimFactor(op.attention_qk_head_dim, op.attention_v_head_dim, forward, arch)
           : 1.0;
-  const bool mla = op.attention_qk_head_dim == 192 && op.attention_v_head_dim == 128;
   return head_dim * AttentionArchFactor(arch, forward) *
-         AttentionFp8Factor(arch, op.attention_precision, mla, forward);
+         AttentionFp8Factor(arch, op.attention_precision,
+                            IsMlaHeadDims(op.attention_qk_head_dim, op.attention_v_head_dim),
+                            forward);
 }
 
 // Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.
@@ -86,7 +86,7 @@ double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
   const KernelClass kernel_class = ClassifyKernel(op);
   if (kernel_class != KernelClass::kGemm) {
     const double efficiency = scale * KernelEfficiency(op, eff, precision, gdn_backend) *
-                              AttentionGpuFactor(op, gpu, eff);
+                              AttentionGpuFactor(op, kernel_class, gpu, eff);
     RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
     const double peak_fraction = kernel_class == KernelClass::kTorchFp32 ? kTf32PerBf16Peak : 1.0;
     return gpu.bf16_flops_per_second * peak_fraction * efficiency;
