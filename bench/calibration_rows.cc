@@ -43,7 +43,7 @@ std::string SourceFamily(const std::string& source) {
 }
 
 // FP8 recipe from the precision label (as the Megatron-Bridge performance summaries write it);
-// nothing for BF16; "fp4" rows have no modelled FP4 peak and are skipped by the caller.
+// nothing for BF16 and for the "NVFP4" rows (BuildCase sets --fp4-format for those).
 std::optional<config::Fp8Recipe> Fp8RecipeOf(const std::string& precision_lower) {
   if (!Contains(precision_lower, "fp8")) return std::nullopt;
   if (Contains(precision_lower, "mx")) return config::Fp8Recipe::kMxfp8;
@@ -263,7 +263,6 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   const std::optional<std::string> gpu = GpuPresetFor(row.gpu);
   if (!gpu) return {std::nullopt, "no GPU preset for " + row.gpu};
   const std::string precision = Lower(row.precision);
-  if (Contains(precision, "fp4")) return {std::nullopt, "FP4 GEMMs are not modelled"};
   if (!row.num_gpus || !row.tp || !row.pp || !row.seq_len) {
     return {std::nullopt, "missing num_gpus, tp, pp or seq_len"};
   }
@@ -302,6 +301,12 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   if (const std::optional<config::Fp8Recipe> recipe = Fp8RecipeOf(precision)) {
     t.precision.fp8 = config::Fp8Format::kHybrid;
     t.precision.fp8_recipe = *recipe;
+  } else if (Contains(precision, "fp4")) {
+    // Megatron-Bridge's performance "nvfp4" (mixed_precision.py bf16_with_nvfp4_mixed): fp4
+    // "e2m1", fp4_recipe "nvfp4", fp4_param_gather True.
+    t.precision.fp4 = config::Fp4Format::kE2m1;
+    t.precision.fp4_param_gather = true;
+    c.assumptions.push_back("NVFP4: bf16_with_nvfp4_mixed (fp4_param_gather)");
   }
   if (c.source_family == "megatron-bridge") {
     for (std::string& setting :

@@ -1,5 +1,5 @@
 // trainscope_step_calibration: simulates every row of data/calibration/calibration_runs.csv that
-// trainscope can express (model and GPU presets, no FP4, a layout Megatron accepts) with the
+// trainscope can express (model and GPU presets, a layout Megatron accepts) with the
 // default efficiencies, or those of a calibration file, and prints predicted against measured
 // tokens/s/GPU per row, the TFLOP/s comparison where the source's FLOPs per token match
 // Megatron's formula, and the mean absolute percentage error overall, per source and per GPU.
@@ -35,9 +35,11 @@
 namespace trainscope {
 namespace {
 
-// "bf16", or "fp8 <recipe>" as the row runs (bench/calibration_rows.cc maps the labels).
+// "bf16", "fp4 nvfp4" or "fp8 <recipe>" as the row runs (bench/calibration_rows.cc maps the
+// labels).
 std::string PrecisionOf(const bench::CalibrationCase& c) {
   const config::PrecisionConfig& p = c.training.precision;
+  if (p.fp4 != config::Fp4Format::kNone) return "fp4 nvfp4";
   if (p.fp8 == config::Fp8Format::kNone) return "bf16";
   return "fp8 " + config::NameOf(config::kFp8RecipeNames, p.fp8_recipe);
 }

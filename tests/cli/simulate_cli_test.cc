@@ -69,6 +69,20 @@ TEST(SimulateCliTest, JsonHasTheContractKeysAndConsistentThroughput) {
   EXPECT_EQ(json["memory"]["nvidia_smi_bytes"], json["memory"]["max_peak_bytes"]);
 }
 
+// NVFP4 needs Blackwell's FP4 tensor cores (TE _compute_nvfp4_support: compute capability
+// >= 10.0); on B200 it is faster than the same run in MXFP8, whose GEMMs run at half the rate.
+TEST(SimulateCliTest, Fp4FormatRunsOnBlackwellOnly) {
+  constexpr char kLlama[] = "--model Llama-3-8B --num-gpus 8 --gbs 16 --seq 4096 --gpu ";
+  const Outcome hopper = RunCli(std::string("simulate ") + kLlama + "H100 --fp4-format e2m1");
+  EXPECT_EQ(hopper.exit_code, 2);
+  EXPECT_THAT(hopper.err, HasSubstr("--fp4-format: NVFP4 needs an SM100+ (Blackwell) GPU (H100 "
+                                    "is SM90)"));
+  EXPECT_TRUE(hopper.out.empty());
+  const Json fp4 = SimulateJson(std::string(kLlama) + "B200 --fp4-format e2m1");
+  const Json mxfp8 = SimulateJson(std::string(kLlama) + "B200 --fp8-format e4m3 --fp8-recipe mxfp8");
+  EXPECT_LT(fp4["step_time_s"].get<double>(), mxfp8["step_time_s"].get<double>());
+}
+
 TEST(SimulateCliTest, UnevenSplitNamesTheBusiestStage) {
   // Qwen3-8B has 36 layers: 12 on stage 0 and 24 (plus the LM head) on stage 1, so stage 1
   // computes about twice as long and is the stage to rebalance.

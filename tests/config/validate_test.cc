@@ -1094,5 +1094,23 @@ TEST(ValidateTest, RejectsSequencesWhoseOpsCannotBeCountedIn64Bits) {
   EXPECT_FALSE(HasRule(Validate(model, training).errors, "T10"));
 }
 
+// C52-C54: Megatron-LM validate_args rejects --fp4-format with --fp8-format and
+// --fp4-param-gather without --fp4-format; trainscope rejects the custom FP4 recipe, whose
+// quantizer factory it cannot know.
+TEST(ValidateTest, Fp4FlagsFollowMegatronsRules) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  TrainingConfig training = WithSizes({.world_size = 8});
+  training.precision.fp4 = Fp4Format::kE2m1;
+  EXPECT_TRUE(Validate(model, training).ok());
+  training.precision.fp8 = Fp8Format::kHybrid;
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C52", "--fp4-format"));
+  training.precision.fp8 = Fp8Format::kNone;
+  training.precision.fp4_recipe = Fp4Recipe::kCustom;
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C54", "--fp4-recipe"));
+  training.precision = {};
+  training.precision.fp4_param_gather = true;
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C53", "--fp4-param-gather"));
+}
+
 }  // namespace
 }  // namespace trainscope::config

@@ -121,6 +121,35 @@ TEST(ComputeCostTest, Fp8OnGpuWithoutFp8PeakIsAnInputError) {
       testing::ThrowsMessage<InputError>(testing::HasSubstr("fp8_flops_per_second")));
 }
 
+// NVFP4 GEMMs run at the dense FP4 peak (B200 9 PFLOP/s, GB300 15: the NVIDIA HGX / NVL72
+// datasheets' sparse figures halved) times fp8_gemm_efficiency times the measured FP4-over-FP8
+// ratio of the generation: B200's 1.534x kernel speed-up on a 2x peak ratio (0.767), B300's 1.903x
+// on 3x (0.634).
+TEST(ComputeCostTest, Fp4GemmUsesTheFp4PeakAndTheGenerationsMeasuredRatio) {
+  const graph::Op op = Gemm(8192, 8192, 8192);
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  ComputeEfficiency eff = Ideal();
+  eff.fp8_gemm_efficiency = 0.5;
+  eff.gpu_throughput_scale.clear();  // the fitted per-GPU scales are not under test
+  const std::optional<config::GpuSpec> b200 = config::FindGpu("B200");
+  const std::optional<config::GpuSpec> gb300 = config::FindGpu("GB300");
+  ASSERT_TRUE(b200.has_value() && gb300.has_value());
+  EXPECT_NEAR(ComputeSeconds(op, *b200, eff, MathPrecision::kFp4), flops / (9000e12 * 0.5 * 0.767),
+              1e-12);
+  EXPECT_NEAR(ComputeSeconds(op, *gb300, eff, MathPrecision::kFp4),
+              flops / (15000e12 * 0.5 * 0.634), 1e-12);
+  // The B200 ratio reproduces its source pair: 0.767 x 9000 / 4500 = 1.534x the FP8 rate.
+  EXPECT_NEAR(ComputeSeconds(op, *b200, eff, MathPrecision::kFp8) /
+                  ComputeSeconds(op, *b200, eff, MathPrecision::kFp4),
+              3904.3 / 2544.7, 0.001);
+}
+
+TEST(ComputeCostTest, Fp4OnGpuWithoutFp4PeakIsAnInputError) {
+  EXPECT_THAT(
+      [&] { (void)ComputeSeconds(Gemm(128, 128, 128), H100(), Ideal(), MathPrecision::kFp4); },
+      testing::ThrowsMessage<InputError>(testing::HasSubstr("fp4_flops_per_second")));
+}
+
 TEST(ComputeCostTest, MemoryBoundOpTakesBytesOverAchievedBandwidth) {
   graph::Op op;
   op.name = "swiglu";

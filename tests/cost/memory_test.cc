@@ -499,6 +499,23 @@ TEST(MemoryTest, Fp8AddsWeightCopiesOfTeLinears) {
             2 * first + 2 * CeilDiv(linear, 32));
 }
 
+// NVFP4 weights: two cached copies of half a byte per element plus one E4M3 scale per 16x16
+// block; with --fp4-param-gather they replace the bf16 weight.
+TEST(MemoryTest, Fp4CachesHalfByteWeightCopies) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  const int64_t layer = 2 * kH + 2 * 128 + ((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2;
+  const int64_t first = 18 * layer + 152064 / 2 * kH;
+  const int64_t linear = 18 * (((kQ + 2 * kKv) * kH + kQ * kH + 3 * kF * kH) / 2);
+  training.precision.fp4 = config::Fp4Format::kE2m1;
+  ExpectValid(model, training);
+  const int64_t copies = 2 * (linear / 2 + CeilDiv(linear, 256));
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].weights_bytes, 2 * first + copies);
+  training.precision.fp4_param_gather = true;
+  EXPECT_EQ(EstimateMemory(model, training).stages[0].weights_bytes,
+            2 * first - 2 * linear + copies);
+}
+
 // Dense layer formula with FP8 (tensorwise), SP, selective core_attn: the GEMM inputs TE saves
 // are FP8 (1 B): both norm outputs h, linear_proj's own copy of O (q; flash attention keeps its
 // bf16 O) and the SwiGLU output F:
@@ -524,6 +541,13 @@ TEST(MemoryTest, Fp8SavesQuantizedGemmInputs) {
   EXPECT_EQ(FindPart(EstimateMemory(model, training).stages[0], "attention/dense_mlp")
                 ->bytes_per_micro_batch,
             expected + sb_over_t * (2 * kH + kQ + kF) / 32);
+
+  // NVFP4: each of those inputs is 1/2 + 1/16 = 9/16 byte per element instead of 1.
+  training.precision.fp8 = config::Fp8Format::kNone;
+  training.precision.fp4 = config::Fp4Format::kE2m1;
+  EXPECT_EQ(FindPart(EstimateMemory(model, training).stages[0], "attention/dense_mlp")
+                ->bytes_per_micro_batch,
+            expected - sb_over_t * (2 * kH + kQ + kF) * 7 / 16);
 }
 
 // Routing skew λ = 1.5 on Qwen3-30B-A3B (h = 2048, k = 8, F_e = 768), t = 1, EP 8, alltoall:

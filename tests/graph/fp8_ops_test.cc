@@ -73,6 +73,27 @@ TEST(Fp8OpsTest, OnlyMxfp8SwizzlesScalesReadAndWrittenOnce) {
   }
 }
 
+// NVFP4 (TE NVFP4BlockScaling): an amax pass (2E read) for the global scale, a second one over
+// the random-Hadamard-transformed values when an activation or gradient also needs its
+// column-wise copy, then the cast: 2E read, E/2 written per usage, one 1-byte E4M3 scale per 16
+// elements per usage (per 16x16 block for weights), 4 B global scale.
+TEST(Fp8OpsTest, Nvfp4CastHalvesTheWriteAndAddsAmaxPasses) {
+  // Activation, both usages: 2E + 2E (amaxes) + 2E (cast) + E (2 x E/2) + 2 x E/16 + 4.
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kNvfp4, kE, kBoth, /*weight=*/false),
+            (Fp8QuantizeTraffic{.bytes = 7 * kE + kE / 8 + 4, .num_launches = 3}));
+  // Row-wise only (no RHT copy): 2E + 2E + E/2 + E/16 + 4, amax and cast kernels.
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kNvfp4, kE, kRowwise, false),
+            (Fp8QuantizeTraffic{.bytes = 4 * kE + kE / 2 + kE / 16 + 4, .num_launches = 2}));
+  // Weight, both usages, 2D 16x16 scales, no RHT: 2E + 2E + E + 2 x E/256 + 4.
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kNvfp4, kE, kBoth, /*weight=*/true),
+            (Fp8QuantizeTraffic{.bytes = 5 * kE + kE / 128 + 4, .num_launches = 2}));
+}
+
+TEST(Fp8OpsTest, Nvfp4SwizzlesOneScalePer16Elements) {
+  EXPECT_EQ(ScaleSwizzleTraffic(Fp8Recipe::kNvfp4, kE, 2 * kE),
+            (Fp8QuantizeTraffic{.bytes = 2 * (kE / 16 + 2 * kE / 16), .num_launches = 2}));
+}
+
 TEST(Fp8OpsTest, ScaleUpdateMovesThirtyTwoBytesPerTensorInTwoLaunches) {
   EXPECT_EQ(ScaleUpdateTraffic(10), (Fp8QuantizeTraffic{.bytes = 320, .num_launches = 2}));
 }
@@ -97,6 +118,53 @@ const Op* Find(const std::vector<Op>& ops, const std::string& name) {
     if (op.name == name) return &op;
   }
   return nullptr;
+}
+
+// --fp4-format e2m1 runs the layers' TE linears under NVFP4 (megatron/core/fp4_utils.py
+// get_fp4_recipe) with the FP8 machinery: same places, NVFP4 traffic, no FP8 attention.
+TEST(Fp8OpsTest, Fp4FormatQuantizesTheLinearsWithNvfp4) {
+  config::TrainingConfig training = Training(1, 1, 1, 1);
+  training.precision.fp4 = config::Fp4Format::kE2m1;
+  training.precision.fp8_dot_product_attention = true;
+  const Fp8Settings settings = MakeFp8Settings(training);
+  EXPECT_TRUE(settings.enabled);
+  EXPECT_EQ(settings.recipe, Fp8Recipe::kNvfp4);
+  EXPECT_FALSE(settings.weights_in_fp8);
+  EXPECT_FALSE(settings.dot_product_attention);
+  training.precision.fp4_param_gather = true;
+  EXPECT_TRUE(MakeFp8Settings(training).weights_in_fp8);
+
+  const config::ModelConfig model = TinyModel();
+  training.precision.fp4_param_gather = false;
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  // qkv input 256 x 64 = 16,384 elements, both usages: 7E + E/8 + 4 bytes.
+  EXPECT_EQ(Find(fwd, "attention.linear_qkv.fp8_cast_input")->bytes, 7 * 16'384 + 2'048 + 4);
+  EXPECT_TRUE(Find(fwd, "attention.linear_qkv")->gemm_quantized);
+  // Four linears: input and weight casts and a scale swizzle each.
+  EXPECT_EQ(Casts(fwd).size(), 12u);
+}
+
+// Megatron's output layer is a plain ColumnParallelLinear (gpt_model.py): no casts and a BF16
+// GEMM in an FP8 run, while the layers' linears are quantized.
+TEST(Fp8OpsTest, LmHeadOutputLayerStaysBf16UnderFp8) {
+  const config::ModelConfig model = TinyModel();
+  const config::TrainingConfig training = Fp8Training(Fp8Recipe::kMxfp8);
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = LmHeadAndLossForward(context);
+  const std::vector<Op> bwd = LmHeadAndLossBackward(context);
+  EXPECT_TRUE(Casts(fwd).empty());
+  EXPECT_TRUE(Casts(bwd).empty());
+  int gemms = 0;
+  for (const std::vector<Op>* ops : {&fwd, &bwd}) {
+    for (const Op& op : *ops) {
+      if (op.role.kind != OpKind::kGemm) continue;
+      ++gemms;
+      EXPECT_FALSE(op.gemm_quantized) << op.name;
+    }
+  }
+  EXPECT_EQ(gemms, 3);  // forward, dgrad, wgrad
+  const std::vector<Op> layer = DecoderLayerForward(context, 0);
+  EXPECT_TRUE(Find(layer, "mlp.linear_fc1")->gemm_quantized);
 }
 
 TEST(Fp8OpsTest, Bf16LayersHaveNoFp8Ops) {

@@ -131,6 +131,19 @@ TEST(MegatronArgsTest, ParsesFp8AndPrecisionAwareOptimizerFlags) {
   EXPECT_EQ(precision.exp_avg_sq, config::OptimizerDtype::kBf16);
 }
 
+// Megatron-LM's spellings (TransformerConfig fp4 -> --fp4-format, fp4_recipe, fp4_param ->
+// --fp4-param-gather); the recipe defaults to nvfp4.
+TEST(MegatronArgsTest, ParsesFp4Flags) {
+  const config::PrecisionConfig precision =
+      Parse({"memory", "--fp4-format", "e2m1", "--fp4-param-gather"}).training.precision;
+  EXPECT_EQ(precision.fp4, config::Fp4Format::kE2m1);
+  EXPECT_EQ(precision.fp4_recipe, config::Fp4Recipe::kNvfp4);
+  EXPECT_TRUE(precision.fp4_param_gather);
+  EXPECT_EQ(Parse({"memory", "--fp4-format", "e2m1", "--fp4-recipe", "custom"})
+                .training.precision.fp4_recipe,
+            config::Fp4Recipe::kCustom);
+}
+
 TEST(MegatronArgsTest, RejectsOptimizerDtypesOutsideEachFlagsChoices) {
   EXPECT_THAT(
       [] {

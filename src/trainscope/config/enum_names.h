@@ -83,6 +83,10 @@ inline constexpr EnumName<Fp8Recipe> kFp8RecipeNames[] = {{Fp8Recipe::kDelayed, 
                                                           {Fp8Recipe::kTensorwise, "tensorwise"},
                                                           {Fp8Recipe::kMxfp8, "mxfp8"},
                                                           {Fp8Recipe::kBlockwise, "blockwise"}};
+inline constexpr EnumName<Fp4Format> kFp4FormatNames[] = {{Fp4Format::kNone, "none"},
+                                                          {Fp4Format::kE2m1, "e2m1"}};
+inline constexpr EnumName<Fp4Recipe> kFp4RecipeNames[] = {{Fp4Recipe::kNvfp4, "nvfp4"},
+                                                          {Fp4Recipe::kCustom, "custom"}};
 inline constexpr EnumName<FsdpStrategy> kFsdpStrategyNames[] = {
     {FsdpStrategy::kNoShard, "no_shard"},
     {FsdpStrategy::kOptim, "optim"},

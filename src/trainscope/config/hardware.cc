@@ -65,13 +65,18 @@ std::array<GpuSpec, 12> GpuTable() {
       // 48 GB GDDR6; no NVLink, the scale-up link is PCIe Gen4 x16 ≈ 32 GB/s per direction.
       {"L20", Teraflops(119.5), Teraflops(239), DecimalGigabytes(48), GigabytesPerSecond(864),
        GigabytesPerSecond(32), 0, Sm(8, 9)},
+      // Dense FP4 (NVFP4) peaks, the sparse datasheet figures halved: HGX B200 72 PFLOP/s per 8
+      // GPUs = 9000, GB200 NVL72 720 PFLOP/s per 72 = 10000, HGX B300 108 / 8 = 13500, GB300 NVL72
+      // 1080 / 72 = 15000 (NVIDIA HGX and GB200 / GB300 NVL72 product pages); Hopper and older
+      // have no FP4 tensor cores (0).
       // B200 HGX 1000 W: 192 GB raw, ≈180 GB usable; NVLink5 900 GB/s; 400 Gb/s NIC.
       {"B200", Teraflops(2250), Teraflops(4500), DecimalGigabytes(180), TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0)},
+       GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0), HostCpu::kX86, Teraflops(9000)},
       // GB200 NVL72 1200 W: "plan for ≈184 GiB usable" (unconfirmed; a job reserved 173.9 GiB
       // without failing); 72-GPU NVLink domain at 900 GB/s; 1x 400 Gb/s CX-7.
       {"GB200", Teraflops(2500), Teraflops(5000), 184 * kBytesPerGiB, TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0), HostCpu::kGrace},
+       GigabytesPerSecond(900), GigabitsPerSecond(400), Sm(10, 0), HostCpu::kGrace,
+       Teraflops(10000)},
       // B300 (HGX / DGX B300): dense BF16 2250 and FP8 4500 TFLOP/s, the HGX B200 figures (the
       // air/liquid-cooled HGX part, not the NVL72 one): the peaks stas00/ml-engineering's MAMF
       // table divides by for B300 SXM, whose measured maxima (BF16 1769, FP8 3353 TFLOP/s,
@@ -79,12 +84,14 @@ std::array<GpuSpec, 12> GpuTable() {
       // rate, not BF16/FP8. 288 GB HBM3e published, no usable figure; 8 TB/s; NVLink5 900 GB/s;
       // 800 Gb/s CX-8 per GPU (DGX B300: 8 per node).
       {"B300", Teraflops(2250), Teraflops(4500), DecimalGigabytes(288), TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3)},
+       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3), HostCpu::kX86,
+       Teraflops(13500)},
       // GB300 NVL72: BF16 2500 / FP8 5000 TFLOP/s dense as GB200 (the NVL72 parts run at the
       // higher power; peaks unconfirmed for Blackwell Ultra) in a 72-GPU NVLink domain; 800 Gb/s
       // CX-8 per GPU. Both NVL72 systems have Grace hosts.
       {"GB300", Teraflops(2500), Teraflops(5000), DecimalGigabytes(288), TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3), HostCpu::kGrace},
+       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3), HostCpu::kGrace,
+       Teraflops(15000)},
   }};
 }
 

@@ -38,6 +38,7 @@ struct GpuSpec {
   double scale_out_bytes_per_second = 0;  // NIC share per GPU, per direction; 0 = not published
   ComputeCapability compute_capability;   // SM version; kernels such as FlashQLA need SM90+
   HostCpu host_cpu = HostCpu::kX86;
+  double fp4_flops_per_second = 0;  // dense FP4 (NVFP4) peak; 0 = no FP4 tensor cores
   friend bool operator==(const GpuSpec&, const GpuSpec&) = default;
 };
 

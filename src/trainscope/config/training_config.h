@@ -144,7 +144,12 @@ struct MoeRunConfig {
 
 enum class ParamDtype { kBf16, kFp16, kFp32 };
 enum class Fp8Format { kNone, kE4m3, kHybrid };
-enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
+// kNvfp4 is never parsed from --fp8-recipe: graph::MakeFp8Settings selects it for the quantized
+// GEMMs of an --fp4-format run (TE NVFP4BlockScaling), which share the FP8 machinery.
+enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise, kNvfp4 };
+// --fp4-format / --fp4-recipe (Megatron-LM TransformerConfig fp4, fp4_recipe).
+enum class Fp4Format { kNone, kE2m1 };
+enum class Fp4Recipe { kNvfp4, kCustom };
 
 // Storage dtype of an optimizer tensor (--main-grads-dtype, --main-params-dtype, --exp-avg-dtype,
 // --exp-avg-sq-dtype); each flag accepts a subset (arguments.py:3671-3684).
@@ -161,6 +166,11 @@ struct PrecisionConfig {
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // --fp8-param-gather: TE linear weights are stored (and all-gathered) in FP8.
   bool fp8_param_gather = false;
+  // --fp4-format e2m1: TE linears run NVFP4 GEMMs (exclusive with --fp8-format; Blackwell only).
+  Fp4Format fp4 = Fp4Format::kNone;
+  Fp4Recipe fp4_recipe = Fp4Recipe::kNvfp4;
+  // --fp4-param-gather (TransformerConfig fp4_param): the weights are stored in NVFP4.
+  bool fp4_param_gather = false;
   // --disable-parameter-transpose-cache: TE modules get is_first_microbatch = None, so every
   // forward quantizes the weights again instead of reusing the first micro-batch's FP8 copy
   // (megatron/core/extensions/transformer_engine.py, TELinear.forward).

@@ -89,6 +89,7 @@ ValidationResult Validate(const ModelConfig& model, const TrainingConfig& traini
   internal::CheckGdn(model, training, result);
   internal::CheckVision(model, training, result);
   internal::CheckCudaGraph(model, training, result);
+  internal::CheckFp4(training, result);
   internal::CheckSequenceParallel(training, result);
   internal::CheckDataParallel(model, training, result);
   internal::CheckRecomputeOptions(training, result);

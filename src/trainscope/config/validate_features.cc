@@ -168,6 +168,29 @@ void CheckGdnFp8(const GdnConfig& gdn, const TrainingConfig& training, Validatio
 
 }  // namespace
 
+// C52: FP4 and FP8 exclude each other (arguments.py validate_args: "--fp4-format and
+// --fp8-format cannot be used simultaneously"). C53: --fp4-param-gather needs --fp4-format
+// (ibid.). C54: the custom FP4 recipe takes a user quantizer factory (TransformerConfig
+// fp4_quantizer_factory) whose kernels trainscope cannot know.
+void CheckFp4(const TrainingConfig& training, ValidationResult& result) {
+  const PrecisionConfig& precision = training.precision;
+  const bool fp4 = precision.fp4 != Fp4Format::kNone;
+  if (fp4 && precision.fp8 != Fp8Format::kNone) {
+    AddError(result, "C52", {kFp4Format, kFp8Format},
+             "--fp4-format and --fp8-format cannot be used together",
+             "choose one: drop --fp8-format for NVFP4 GEMMs, or --fp4-format for FP8");
+  }
+  if (precision.fp4_param_gather && !fp4) {
+    AddError(result, "C53", {kFp4ParamGather, kFp4Format},
+             "--fp4-param-gather: needs --fp4-format", "add --fp4-format e2m1");
+  }
+  if (fp4 && precision.fp4_recipe == Fp4Recipe::kCustom) {
+    AddError(result, "C54", {kFp4Recipe},
+             "--fp4-recipe custom: a user quantizer factory's kernels are not modelled",
+             "use --fp4-recipe nvfp4");
+  }
+}
+
 // C24, C26, C27, C25: context parallelism.
 void CheckContextParallel(const ModelConfig& model, const TrainingConfig& training,
                           ValidationResult& result) {

@@ -55,17 +55,25 @@ int64_t RouterBytes(const LayerOpContext& c) {
 // A GEMM input that a TE linear saves for its wgrad: bf16, or with FP8 the quantized copy
 // (TE linear.py and layernorm_linear.py save the quantized inputmat / ln_out): 1 byte per
 // element, plus for MXFP8 an E8M0 scale per 32 elements and for blockwise an fp32 scale per
-// 1x128 block, both 1/32 byte per element.
+// 1x128 block, both 1/32 byte per element. NVFP4 (--fp4-format) saves half a byte per element
+// plus one E4M3 scale byte per 16 (the column-wise copy its wgrad reads).
 int64_t GemmInputBytes(const LayerOpContext& c, int64_t rows, int64_t width) {
   const config::PrecisionConfig& precision = c.training.precision;
   const int64_t elements = CheckedMul(rows, width, kWhat);
+  if (precision.fp4 != config::Fp4Format::kNone) {
+    return CeilDiv(elements, 2) + CeilDiv(elements, 16);
+  }
   if (precision.fp8 == config::Fp8Format::kNone) return CheckedMul(elements, kBf16Bytes, kWhat);
   const bool scaled_blocks = precision.fp8_recipe == config::Fp8Recipe::kMxfp8 ||
                              precision.fp8_recipe == config::Fp8Recipe::kBlockwise;
   return elements + (scaled_blocks ? CeilDiv(elements, 32) : 0);
 }
 
-bool Fp8(const LayerOpContext& c) { return c.training.precision.fp8 != config::Fp8Format::kNone; }
+// The TE linears' inputs are quantized: an FP8 or an FP4 run.
+bool Fp8(const LayerOpContext& c) {
+  return c.training.precision.fp8 != config::Fp8Format::kNone ||
+         c.training.precision.fp4 != config::Fp4Format::kNone;
+}
 
 // A norm fused into a TE LayerNormColumnParallelLinear: its input x and fp32 rsigma (norm
 // backward) and its output, the linear's input (wgrad), all sequence-sharded.

@@ -36,6 +36,8 @@ bool IsFraction(double value) { return value > 0 && value <= 1; }
 
 bool AllFractions(const ComputeEfficiency& eff) {
   return IsFraction(eff.bf16_gemm_efficiency) && IsFraction(eff.fp8_gemm_efficiency) &&
+         IsFraction(eff.fp4_over_fp8_gemm_efficiency) &&
+         IsFraction(eff.fp4_over_fp8_gemm_efficiency_ultra) &&
          IsFraction(eff.fused_kernel_efficiency) && IsFraction(eff.memory_efficiency) &&
          IsFraction(eff.fp8_cast_memory_efficiency) &&
          IsFraction(eff.attention_forward_efficiency) &&
@@ -77,6 +79,12 @@ double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const c
 }
 
 // Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.
+double Fp4OverFp8Efficiency(const config::GpuSpec& gpu, const ComputeEfficiency& eff) {
+  return AttentionArchOf(gpu.compute_capability) == AttentionArch::kBlackwellUltra
+             ? eff.fp4_over_fp8_gemm_efficiency_ultra
+             : eff.fp4_over_fp8_gemm_efficiency;
+}
+
 double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
                               const ComputeEfficiency& eff, MathPrecision precision,
                               GdnBackend gdn_backend) {
@@ -98,6 +106,10 @@ double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
   if (precision == MathPrecision::kFp8) {
     RequirePositiveRate(gpu.fp8_flops_per_second, gpu, "fp8_flops_per_second");
     return gpu.fp8_flops_per_second * scale * shaped;
+  }
+  if (precision == MathPrecision::kFp4) {
+    RequirePositiveRate(gpu.fp4_flops_per_second, gpu, "fp4_flops_per_second");
+    return gpu.fp4_flops_per_second * scale * std::min(1.0, shaped * Fp4OverFp8Efficiency(gpu, eff));
   }
   RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
   return gpu.bf16_flops_per_second * scale * shaped;
@@ -171,7 +183,14 @@ double KernelEfficiency(const graph::Op& op, const ComputeEfficiency& eff, MathP
   const bool flashqla = gdn_backend == GdnBackend::kFlashQla;
   switch (ClassifyKernel(op)) {
     case KernelClass::kGemm:
-      return precision == MathPrecision::kFp8 ? eff.fp8_gemm_efficiency : eff.bf16_gemm_efficiency;
+      switch (precision) {
+        case MathPrecision::kBf16:
+          return eff.bf16_gemm_efficiency;
+        case MathPrecision::kFp8:
+        case MathPrecision::kFp4:  // times Fp4OverFp8Efficiency in AchievedFlopsPerSecond
+          return eff.fp8_gemm_efficiency;
+      }
+      break;
     case KernelClass::kAttentionForward:
       return eff.attention_forward_efficiency * AttentionShape(op, eff, /*forward=*/true);
     case KernelClass::kAttentionBackward:

@@ -63,6 +63,16 @@ struct ComputeEfficiency {
   // that the shape factor (cost/gemm_efficiency.h) is relative to.
   double bf16_gemm_efficiency = 0.78;
   double fp8_gemm_efficiency = 0.6331;
+  // NVFP4 GEMMs reach this fraction of fp8_gemm_efficiency (both as fractions of their own
+  // peak), measured kernel-only (inputs already quantized), not fitted:
+  // - Blackwell (SM 10.0: B200, GB200): vLLM's CUTLASS benchmarks at N = 6144, K = 4096,
+  //   M = 16384: NVFP4 3904 TFLOP/s (vllm-project/vllm #20646) against FP8 per-tensor 2545
+  //   (#19566), 1.534x on a part whose dense FP4 peak is 2x its FP8 one: 0.767.
+  // - Blackwell Ultra (SM 10.3: B300, GB300): TE's GEMM profiling guide on B300, 12 GEMMs of a
+  //   layer at M = 15,872, hidden 4096, FFN 16384: MXFP8 7.161 ms, NVFP4 3.764 ms, 1.903x on a
+  //   3x peak ratio (13.5 vs 4.5 PFLOP/s): 0.634.
+  double fp4_over_fp8_gemm_efficiency = 0.767;
+  double fp4_over_fp8_gemm_efficiency_ultra = 0.634;
   GemmShapeModel gemm_shape_model = GemmShapeModel::kTable;
   // Multiplies the shape factor of one GPU family and number format, keyed "<family>_<dtype>"
   // ("hopper_bf16", "blackwell_fp8", "other_bf16", ...; absent = 1); in (0, 2].

@@ -78,6 +78,9 @@ double GemmShapeFactor(const graph::GemmShape& shape, graph::OpPass pass,
                        MathPrecision precision) {
   TRAINSCOPE_CHECK(shape.m >= 1 && shape.n >= 1 && shape.k >= 1 && shape.groups >= 1,
                    "GEMM extents and groups must be >= 1");
+  // No per-shape NVFP4 table: an FP4 GEMM takes the FP8 shape factor (both are block-scaled
+  // TMA kernels with the same tiling on Blackwell).
+  if (precision == MathPrecision::kFp4) precision = MathPrecision::kFp8;
   if (eff.gemm_shape_model == GemmShapeModel::kTile) return GemmTileEfficiency(shape, eff);
   const GpuFamily family = GpuFamilyOf(gpu.compute_capability);
   const auto scale_entry = eff.gemm_shape_scale.find(GemmShapeScaleKey(family, precision));

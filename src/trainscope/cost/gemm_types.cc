@@ -8,9 +8,10 @@
 namespace trainscope::cost {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, MathPrecision>, 2> kPrecisionNames = {{
+constexpr std::array<std::pair<std::string_view, MathPrecision>, 3> kPrecisionNames = {{
     {"bf16", MathPrecision::kBf16},
     {"fp8", MathPrecision::kFp8},
+    {"fp4", MathPrecision::kFp4},
 }};
 
 constexpr std::array<std::pair<std::string_view, GpuFamily>, 3> kFamilyNames = {{

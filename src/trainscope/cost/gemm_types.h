@@ -12,8 +12,9 @@
 namespace trainscope::cost {
 
 // Number format the GEMMs run in; it selects the tensor-core peak. Attention and fused kernels
-// always run at the BF16 peak (Transformer Engine keeps core attention in BF16).
-enum class MathPrecision { kBf16, kFp8 };
+// always run at the BF16 peak (Transformer Engine keeps core attention in BF16). kFp4 (NVFP4)
+// has no per-shape table of its own: its GEMMs take the FP8 shape factor.
+enum class MathPrecision { kBf16, kFp8, kFp4 };
 
 // GPU generations with their own kernel data. kOther (Ampere, Ada, unknown) has no table and uses
 // the fallback formula only.
@@ -22,7 +23,7 @@ enum class GpuFamily { kOther, kHopper, kBlackwell };
 // Which GEMM of a linear layer: forward (TN), dgrad (NN) or wgrad (NT into the FP32 main grad).
 enum class GemmPass { kForward, kDgrad, kWgrad };
 
-// "bf16" / "fp8"; "hopper" / "blackwell" / "other"; "forward" / "dgrad" / "wgrad": one table of
+// "bf16" / "fp8" / "fp4"; "hopper" / "blackwell" / "other"; "forward" / "dgrad" / "wgrad": one table of
 // names per enum. The FromName functions return nullopt for any other name.
 [[nodiscard]] std::string_view MathPrecisionName(MathPrecision precision);
 [[nodiscard]] std::optional<MathPrecision> MathPrecisionFromName(std::string_view name);

@@ -138,7 +138,15 @@ int64_t TeLinearNumel(const graph::LayerOpContext& context, const config::Pipeli
 // the weight itself is FP8 (1 byte instead of 2) plus its cached transpose (1 byte): no change
 // for per-tensor recipes. Otherwise TE caches an FP8 workspace across micro-batches, rowwise
 // and columnwise: +2 bytes. MXFP8 adds an E8M0 scale per 32 elements to each copy.
+//
+// NVFP4 (--fp4-format): each copy is half a byte per element plus an E4M3 scale per 16x16 block
+// (2D weight quantization): without --fp4-param-gather the two cached copies add
+// 2·(linear/2 + linear/256); with it they replace the bf16 weight (2 B).
 int64_t Fp8WeightDeltaBytes(const config::PrecisionConfig& precision, int64_t linear) {
+  if (precision.fp4 != config::Fp4Format::kNone) {
+    const int64_t copies = Mul(2, CheckedAdd(CeilDiv(linear, 2), CeilDiv(linear, 256), kWhat));
+    return precision.fp4_param_gather ? copies - Mul(2, linear) : copies;
+  }
   if (precision.fp8 == config::Fp8Format::kNone) return 0;
   const int64_t scales =
       precision.fp8_recipe == config::Fp8Recipe::kMxfp8 ? CeilDiv(linear, 32) : 0;

@@ -27,6 +27,13 @@ constexpr int64_t kE8m0Bytes = 1;
 // weights, one fp32 scale each (TE Float8BlockScaling).
 constexpr int64_t kBlockwiseActivationBlockElements = 128;
 constexpr int64_t kBlockwiseWeightBlockElements = 128 * 128;
+// NVFP4 (TE NVFP4BlockScaling): E2M1 values, two per byte; one E4M3 (1 byte) scale per 16
+// consecutive elements per usage, per 16x16 block for weights (2D quantization); a per-tensor
+// fp32 global scale computed from an amax pass over the input (and, for the column-wise copy of
+// an input or gradient, a second amax pass over its random-Hadamard-transformed values).
+constexpr int64_t kNvfp4BlockElements = 16;
+constexpr int64_t kNvfp4WeightBlockElements = 16 * 16;
+constexpr int64_t kE4m3ScaleBytes = 1;
 // Delayed scaling with history length 1: per tensor the update reads the amax, the history and
 // the scale, and writes history, scale and scale_inv; torch.cat reads and writes the amax.
 constexpr int64_t kScaleUpdateBytesPerTensor = 8 * kFp32Bytes;
@@ -47,6 +54,10 @@ int64_t ScaleBytes(Fp8Recipe recipe, int64_t num_elements, Fp8Usage usage, bool 
     }
     case Fp8Recipe::kMxfp8:
       return NumUsages(usage) * CeilDiv(num_elements, kMxfp8BlockElements) * kE8m0Bytes;
+    case Fp8Recipe::kNvfp4: {
+      const int64_t block = weight ? kNvfp4WeightBlockElements : kNvfp4BlockElements;
+      return NumUsages(usage) * CeilDiv(num_elements, block) * kE4m3ScaleBytes + kScaleInvBytes;
+    }
   }
   TRAINSCOPE_CHECK(false, "unhandled Fp8Recipe");
   return 0;
@@ -56,13 +67,16 @@ int64_t ScaleBytes(Fp8Recipe recipe, int64_t num_elements, Fp8Usage usage, bool 
 
 Fp8Settings MakeFp8Settings(const config::TrainingConfig& training) {
   const config::PrecisionConfig& precision = training.precision;
+  const bool fp8 = precision.fp8 != config::Fp8Format::kNone;
+  // --fp4-format: TE's NVFP4BlockScaling recipe in the same places as an FP8 recipe
+  // (megatron/core/fp4_utils.py get_fp4_recipe; the layers' autocast in fp8_utils.py).
+  const bool fp4 = precision.fp4 != config::Fp4Format::kNone;
   return Fp8Settings{
-      .enabled = precision.fp8 != config::Fp8Format::kNone,
-      .recipe = precision.fp8_recipe,
+      .enabled = fp8 || fp4,
+      .recipe = fp4 ? Fp8Recipe::kNvfp4 : precision.fp8_recipe,
       .cache_weights = !precision.disable_parameter_transpose_cache,
-      .weights_in_fp8 = precision.fp8_param_gather,
-      .dot_product_attention = precision.fp8 != config::Fp8Format::kNone &&
-                               precision.fp8_recipe != config::Fp8Recipe::kBlockwise &&
+      .weights_in_fp8 = fp4 ? precision.fp4_param_gather : precision.fp8_param_gather,
+      .dot_product_attention = fp8 && !fp4 && precision.fp8_recipe != Fp8Recipe::kBlockwise &&
                                precision.fp8_dot_product_attention};
 }
 
@@ -77,6 +91,18 @@ Fp8QuantizeTraffic QuantizeTraffic(Fp8Recipe recipe, int64_t num_elements, Fp8Us
   TRAINSCOPE_CHECK(num_elements >= 0 && num_tensors >= 0, "negative FP8 quantize size");
   TRAINSCOPE_CHECK(NumUsages(usage) > 0, "an FP8 quantize writes at least one usage");
   const int64_t read = kBf16Bytes * num_elements;
+  if (recipe == Fp8Recipe::kNvfp4) {
+    // amax pass, the RHT amax pass for an activation's or gradient's column-wise copy, then one
+    // cast kernel writing every usage at half a byte per element.
+    const bool rht_amax = usage.columnwise && !weight;
+    const int64_t amax_reads = rht_amax ? 2 * read : read;
+    const int64_t written = CeilDiv(num_elements * NumUsages(usage), 2);
+    const int64_t per_tensor =
+        amax_reads + read + written + ScaleBytes(recipe, num_elements, usage, weight);
+    const int64_t launches = rht_amax ? 3 : 2;
+    return Fp8QuantizeTraffic{.bytes = num_tensors * per_tensor,
+                              .num_launches = num_tensors * launches};
+  }
   const int64_t written = kFp8Bytes * num_elements * NumUsages(usage);
   // Current scaling reads its input twice: the amax pass, then the cast.
   const int64_t amax_read = recipe == Fp8Recipe::kTensorwise ? read : 0;
@@ -109,10 +135,13 @@ Op Fp8QuantizeOp(std::string name, OpRole role, Fp8Recipe recipe, int64_t num_el
 
 Fp8QuantizeTraffic ScaleSwizzleTraffic(Fp8Recipe recipe, int64_t operand_a_elements,
                                        int64_t operand_b_elements) {
-  if (recipe != Fp8Recipe::kMxfp8) return {};
-  const int64_t scales = CeilDiv(operand_a_elements, kMxfp8BlockElements) +
-                         CeilDiv(operand_b_elements, kMxfp8BlockElements);
-  return Fp8QuantizeTraffic{.bytes = 2 * scales * kE8m0Bytes, .num_launches = 2};
+  if (recipe != Fp8Recipe::kMxfp8 && recipe != Fp8Recipe::kNvfp4) return {};
+  // One 1-byte scale per block: 32 elements (E8M0, MXFP8) or 16 (E4M3, NVFP4's 1D layout; the
+  // GEMM reads 2D weight scales expanded to it).
+  const int64_t block = recipe == Fp8Recipe::kMxfp8 ? kMxfp8BlockElements : kNvfp4BlockElements;
+  const int64_t scales =
+      CeilDiv(operand_a_elements, block) + CeilDiv(operand_b_elements, block);
+  return Fp8QuantizeTraffic{.bytes = 2 * scales, .num_launches = 2};
 }
 
 Fp8QuantizeTraffic ScaleUpdateTraffic(int64_t num_quantized_tensors) {

@@ -61,6 +61,9 @@ struct Fp8QuantizeTraffic {
 //   blockwise:  read 2E, write E·(r + c) + fp32 scales (4 B per 128 elements per usage for
 //               1x128 activation blocks, per 128x128 = 16384 for weights);          1 launch
 //   mxfp8:      read 2E, write E·(r + c) + E8M0 scales (1 B per 32 elements per usage); 1 launch
+//   nvfp4:      amax pass read 2E (+ 2E for the RHT amax of a non-weight column-wise copy), cast
+//               read 2E, write E·(r + c)/2 + E4M3 scales (1 B per 16 elements per usage, per
+//               16x16 block for weights) + 4 B global scale; 2 launches (3 with the RHT amax)
 // `weight` selects the 128x128 blockwise blocks. Precondition (checked): counts >= 0, at least
 // one usage.
 [[nodiscard]] Fp8QuantizeTraffic QuantizeTraffic(config::Fp8Recipe recipe, int64_t num_elements,
@@ -73,9 +76,10 @@ struct Fp8QuantizeTraffic {
 [[nodiscard]] Op Fp8QuantizeOp(std::string name, OpRole role, config::Fp8Recipe recipe,
                                int64_t num_elements, Fp8Usage usage, int64_t num_tensors = 1);
 
-// MXFP8 only: TE's general_gemm swizzles the E8M0 scales of both operands into the layout the
+// MXFP8 and NVFP4: TE's general_gemm swizzles the block scales of both operands into the layout the
 // tensor cores read (transformer_engine/pytorch/csrc/extensions/gemm.cpp, swizzle_scales_for_gemm):
-// read and write 1 B per 32 elements of each operand; 2 launches. Zero traffic for other
+// read and write 1 B per 32 (MXFP8) or 16 (NVFP4) elements of each operand; 2 launches. Zero
+// traffic for other
 // recipes (a per-tensor scale_inv or fp32 block scales are read by the GEMM as they are).
 [[nodiscard]] Fp8QuantizeTraffic ScaleSwizzleTraffic(config::Fp8Recipe recipe,
                                                      int64_t operand_a_elements,

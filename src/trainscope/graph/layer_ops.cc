@@ -196,8 +196,10 @@ void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
               CommRole(block, CommPurpose::kSpGather, OpModule::kColumnLinear),
               Collective::kAllGather, GroupKind::kTp, Tp(c), c.ActivationBytes());
   }
+  sink.set_high_precision_gemms(true);
   sink.Gemm(prefix + ".output_layer", KernelRole(OpKind::kGemm, block, OpModule::kColumnLinear),
             tokens, vocab, c.model.hidden_size);
+  sink.set_high_precision_gemms(false);
   sink.Compute(prefix + ".cross_entropy", KernelRole(OpKind::kLoss, block), 5 * tokens * vocab,
                tokens * vocab * kFp32Bytes);
   // The order (max, target logit, exp sum) is part of the contract (report/simai_blocks.cc).
@@ -212,8 +214,10 @@ void LmHeadBackwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
   const int64_t vocab = c.PaddedVocab() / Tp(c), tokens = c.TokensPerRank();
   sink.Compute(prefix + ".cross_entropy.backward", KernelRole(OpKind::kLoss, block),
                2 * tokens * vocab, 2 * tokens * vocab * kFp32Bytes);
+  sink.set_high_precision_gemms(true);
   ColumnBackward(sink, c, block, prefix + ".output_layer", vocab, c.model.hidden_size,
                  c.ActivationBytes());
+  sink.set_high_precision_gemms(false);
 }
 
 // eh_proj (multi_token_prediction.py:1331-1359): column-parallel over the concatenated 2h input,

@@ -176,6 +176,10 @@ struct Op {
   int64_t flops = 0;
   int64_t bytes = 0;  // bytes read + written by the kernel
   GemmShape gemm;     // set for GEMMs (m == 0 otherwise)
+  // GEMMs: true when it runs in the run's FP8 or FP4 recipe (a Transformer Engine linear of a
+  // layer under the quantization autocast), false when it stays BF16 (the MoE router, the LM
+  // head's output layer) or the run has no FP8/FP4. Selects the tensor-core peak (cost/).
+  bool gemm_quantized = false;
   // OpKind::kAttentionCore: (query, key) pairs the kernel computes, summed over its batch and
   // local heads, after the causal or window mask (b·h·Σ keys per query); 0 otherwise. Sets the
   // kernel's occupancy (cost/attention_efficiency.h).

@@ -61,7 +61,8 @@ inline int64_t GemmLaunches(int64_t groups) { return 3 + (groups > 1 ? groups : 
 // nothing and are not emitted. Every op gets the role it is given; its pass is kBackward when the
 // sink's phase is backward and the role does not say dgrad or wgrad; collectives get kind
 // kCollective. With `fp8.enabled`, every GEMM outside the MoE router (Transformer Engine
-// modules; the router is a plain torch linear) is preceded by its FP8 overhead ops
+// modules; the router is a plain torch linear) and outside a high-precision section (the LM
+// head's output layer) runs quantized (Op::gemm_quantized) and is preceded by its FP8 overhead ops
 // (graph/fp8_ops.h): forward, the input and (unless stored in FP8) the weight casts, each row-
 // and column-wise; dgrad, the output-gradient cast; every GEMM, the MXFP8 scale swizzle.
 // Recompute replays the input cast but not a cached weight's.
@@ -161,6 +162,11 @@ class OpSink {
   }
   [[nodiscard]] int64_t layer() const { return layer_; }
   [[nodiscard]] std::vector<Op> Take() { return std::move(ops_); }
+  // While set, GEMMs run in BF16 with no quantize ops even in an FP8/FP4 run: Megatron's output
+  // layer is a plain ColumnParallelLinear outside TE's autocast (megatron/core/models/gpt/
+  // gpt_model.py; TE's only with fp8_output_proj under MXFP8, fp8_utils.py
+  // is_mxfp8_output_proj_active, which trainscope does not model).
+  void set_high_precision_gemms(bool on) { high_precision_gemms_ = on; }
 
  private:
   void AppendGemm(std::string name, const OpRole& role, GemmShape shape, int64_t bytes) {
@@ -169,10 +175,11 @@ class OpSink {
     op.flops = 2 * shape.m * shape.n * shape.k;
     op.bytes = bytes;
     op.num_launches = GemmLaunches(shape.groups);
+    op.gemm_quantized = QuantizesFp8(role);
     ops_.push_back(std::move(op));
   }
   [[nodiscard]] bool QuantizesFp8(const OpRole& role) const {
-    return fp8_.enabled && role.block != OpBlock::kMoeRouter;
+    return fp8_.enabled && !high_precision_gemms_ && role.block != OpBlock::kMoeRouter;
   }
   // One cast of `num_tensors` bf16 tensors of `num_elements` each, row- and column-wise.
   void Fp8Cast(std::string name, OpRole role, Fp8Operand operand, int64_t num_elements,
@@ -210,6 +217,7 @@ class OpSink {
   Phase phase_;
   int64_t layer_;
   Fp8Settings fp8_;
+  bool high_precision_gemms_ = false;
   std::vector<Op> ops_;
 };
 

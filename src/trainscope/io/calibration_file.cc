@@ -46,9 +46,13 @@ using cost::ComputeEfficiency;
 using cost::LinkEfficiency;
 
 // The one table of ComputeEfficiency keys.
-constexpr std::array<Field<ComputeEfficiency>, 18> kComputeFields = {{
+constexpr std::array<Field<ComputeEfficiency>, 20> kComputeFields = {{
     {"bf16_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::bf16_gemm_efficiency},
     {"fp8_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::fp8_gemm_efficiency},
+    {"fp4_over_fp8_gemm_efficiency", kEfficiencyRange,
+     &ComputeEfficiency::fp4_over_fp8_gemm_efficiency},
+    {"fp4_over_fp8_gemm_efficiency_ultra", kEfficiencyRange,
+     &ComputeEfficiency::fp4_over_fp8_gemm_efficiency_ultra},
     {"gemm_fallback_k0", kIntegerField, nullptr, &ComputeEfficiency::gemm_fallback_k0, 0},
     {"gemm_fallback_n0", kIntegerField, nullptr, &ComputeEfficiency::gemm_fallback_n0, 0},
     {"gemm_tile_m", kIntegerField, nullptr, &ComputeEfficiency::gemm_tile_m},

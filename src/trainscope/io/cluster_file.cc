@@ -179,6 +179,8 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
     file.bf16_tflops = ReadNumber(value, key, source, kTflopsRange);
   } else if (key == "fp8_tflops") {
     file.fp8_tflops = ReadNumber(value, key, source, kTflopsRange);
+  } else if (key == "fp4_tflops") {
+    file.fp4_tflops = ReadNumber(value, key, source, kTflopsRange);
   } else if (key == "memory_gib") {
     file.memory_gib = ReadNumber(value, key, source, kMemoryGibRange);
   } else if (key == "hbm_tbps") {
@@ -198,7 +200,7 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
   } else {
     Fail(source, key,
          "unknown key (expected one of gpu, gpus_per_node, nvlink_domain, scale_out_gbps, "
-         "scale_out_latency_us, scale_out_fabric, nvls, bf16_tflops, fp8_tflops, memory_gib, "
+         "scale_out_latency_us, scale_out_fabric, nvls, bf16_tflops, fp8_tflops, fp4_tflops, memory_gib, "
          "hbm_tbps, "
          "compute_capability, nvlink_gbps, pcie_gbps, cpu_optimizer_gflops, storage_gbps, "
          "links)");
@@ -253,6 +255,7 @@ void ApplyFile(const ClusterFile& file, config::ClusterSpec& cluster) {
   config::GpuSpec& gpu = cluster.gpu;
   if (file.bf16_tflops) gpu.bf16_flops_per_second = *file.bf16_tflops * kFlopsPerTeraflop;
   if (file.fp8_tflops) gpu.fp8_flops_per_second = *file.fp8_tflops * kFlopsPerTeraflop;
+  if (file.fp4_tflops) gpu.fp4_flops_per_second = *file.fp4_tflops * kFlopsPerTeraflop;
   if (file.memory_gib) {
     gpu.memory_bytes = std::llround(*file.memory_gib * static_cast<double>(kBytesPerGiB));
   }

@@ -29,6 +29,7 @@ struct ClusterFile {
   std::optional<bool> nvls;
   std::optional<double> bf16_tflops;
   std::optional<double> fp8_tflops;
+  std::optional<double> fp4_tflops;
   std::optional<double> memory_gib;
   std::optional<double> hbm_tbps;
   std::optional<double> nvlink_gbps;                            // GB/s per GPU, per direction

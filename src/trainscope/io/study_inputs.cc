@@ -61,6 +61,25 @@ void CheckFlashQlaRuns(cost::GdnBackend backend, const config::GpuSpec& gpu,
                         cc.minor));
 }
 
+// NVFP4 GEMMs need Blackwell's FP4 tensor cores: Transformer Engine's NVFP4 recipe requires
+// compute capability 10.0 or newer (transformer_engine/pytorch/quantization.py,
+// _compute_nvfp4_support). A cluster file can give another GPU an fp4_tflops figure; the check is
+// on the SM version the preset or the file names.
+void CheckFp4Runs(const config::TrainingConfig& training, const config::GpuSpec& gpu) {
+  constexpr config::ComputeCapability kSm100{.major = 10, .minor = 0};
+  if (training.precision.fp4 == config::Fp4Format::kNone || gpu.compute_capability >= kSm100) {
+    return;
+  }
+  const config::ComputeCapability cc = gpu.compute_capability;
+  throw InputError(
+      cc == config::ComputeCapability{}
+          ? fmt::format("--fp4-format: needs an SM100+ GPU ({} has no compute_capability; set "
+                        "it in the cluster file)",
+                        gpu.name)
+          : fmt::format("--fp4-format: NVFP4 needs an SM100+ (Blackwell) GPU ({} is SM{}{})",
+                        gpu.name, cc.major, cc.minor));
+}
+
 cost::GdnBackend GdnBackendOf(const CliRequest& request, const config::ModelConfig& model,
                               const std::optional<CalibrationOverrides>& calibration,
                               const config::GpuSpec& gpu) {
@@ -134,6 +153,7 @@ study::Study LoadStudy(const CliRequest& request, const config::ModelConfig& mod
   study.cluster = ClusterWith(request, calibration);
   if (calibration) study.compute = ApplyCalibration(*calibration, study.compute);
   study.gdn_backend = GdnBackendOf(request, model, calibration, study.cluster.gpu);
+  CheckFp4Runs(study.training, study.cluster.gpu);
   study.comm_guard = CommGuardOf(request);
   if (request.cost.interference) study.interference_fraction = *request.cost.interference;
   study.memory_overheads = OverheadsOf(request.memory);

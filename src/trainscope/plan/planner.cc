@@ -253,6 +253,11 @@ double StepTimeLowerBound(const study::Study& study, LayerPriceCache* cache) {
   if (t.precision.fp8 != config::Fp8Format::kNone) {
     peak = std::max(peak, gpu.fp8_flops_per_second * std::min(e.fp8_gemm_efficiency, 1.0));
   }
+  if (t.precision.fp4 != config::Fp4Format::kNone) {
+    const double fp4 = e.fp8_gemm_efficiency * std::max(e.fp4_over_fp8_gemm_efficiency,
+                                                        e.fp4_over_fp8_gemm_efficiency_ultra);
+    peak = std::max(peak, gpu.fp4_flops_per_second * std::min(fp4, 1.0));
+  }
   TRAINSCOPE_CHECK(peak > 0, "planner: the GPU has no peak FLOP/s");
   const double flops = sim::ComputeStepMetrics(study.model, t, 1.0, peak).model_flops_per_step;
   const double compute_seconds = flops / static_cast<double>(t.parallel.world_size) / peak;

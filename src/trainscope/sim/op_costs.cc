@@ -144,6 +144,7 @@ cost::FlexExchange FlexExchangeOf(const Op& op, const FlexRouting& routing,
 }  // namespace
 
 cost::MathPrecision GemmPrecision(const config::TrainingConfig& training) {
+  if (training.precision.fp4 != config::Fp4Format::kNone) return cost::MathPrecision::kFp4;
   return training.precision.fp8 == config::Fp8Format::kNone ? cost::MathPrecision::kBf16
                                                             : cost::MathPrecision::kFp8;
 }
@@ -159,7 +160,10 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
   OpCostModel costs;
   costs.compute_seconds = [shared, precision](const Op& op) {
     if (cost::IsHostOptimizerOp(op)) return cost::HostOptimizerSeconds(op, shared->cluster);
-    double seconds = cost::ComputeSeconds(op, shared->cluster.gpu, shared->compute, precision,
+    // Only the quantized GEMMs run at the recipe's peak; the router and LM head stay BF16.
+    const cost::MathPrecision op_precision =
+        op.gemm_quantized ? precision : cost::MathPrecision::kBf16;
+    double seconds = cost::ComputeSeconds(op, shared->cluster.gpu, shared->compute, op_precision,
                                           shared->gdn_backend);
     if (op.role.kind == graph::OpKind::kAttentionCore) seconds *= shared->attention_scale;
     return seconds;

@@ -37,7 +37,8 @@ struct HardwareCostOptions {
   std::vector<double> expert_shares;
 };
 
-// GEMMs run in FP8 when --fp8-format is set, else BF16.
+// The number format of the run's quantized GEMMs (Op::gemm_quantized): FP4 with --fp4-format,
+// FP8 with --fp8-format, else BF16. GEMMs that are not quantized run in BF16 whatever it is.
 [[nodiscard]] cost::MathPrecision GemmPrecision(const config::TrainingConfig& training);
 
 // The cost model of `model` trained as `training` on options.cluster. Flex dispatch and combine
