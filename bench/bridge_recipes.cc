@@ -39,6 +39,10 @@ struct Recipe {
   // recipes (_enable_deepseek_full_iteration_mxfp8(cfg, fp8_dot_product_attention=True)); not by
   // DeepSeek-V3's GB200 one.
   bool fp8_attention = false;
+  // model.fp8_output_proj (the LM head in MXFP8): set by GPT-OSS's full-iteration MXFP8 helper
+  // and by every DeepSeek-V3 full-iteration MXFP8 recipe (deepseek/{gb200,gb300,b300}:
+  // _enable_deepseek_full_iteration_mxfp8(cfg, ..., fp8_output_proj=True)); not by Qwen3's.
+  bool fp8_output_proj = false;
 };
 
 // perf_recipes/<model>/<gpu>/<file>.py at the commit in the header, function
@@ -62,15 +66,15 @@ const std::vector<Recipe>& Recipes() {
       // deepseek/gb300/deepseek_v3.py
       {"DeepSeek-V3", "GB300", kBf16, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"moe_act"}},
       {"DeepSeek-V3", "GB300", kFp8CurrentScaling, 1, 2, 8, 32, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
-      {"DeepSeek-V3", "GB300", kMxfp8, 1, 2, 8, 32, 1, kHybridEp, kFullIteration, true, {}, true},
+      {"DeepSeek-V3", "GB300", kMxfp8, 1, 2, 8, 32, 1, kHybridEp, kFullIteration, true, {}, true, true},
       // deepseek/gb200/deepseek_v3.py
       {"DeepSeek-V3", "GB200", kBf16, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "GB200", kFp8CurrentScaling, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mlp"}},
-      {"DeepSeek-V3", "GB200", kMxfp8, 1, 4, 4, 64, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}},
+      {"DeepSeek-V3", "GB200", kMxfp8, 1, 4, 4, 64, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}, false, true},
       // deepseek/b300/deepseek_v3.py (_enable_deepseek_transformer_engine_graph for BF16/FP8-CS)
       {"DeepSeek-V3", "B300", kBf16, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B300", kFp8CurrentScaling, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
-      {"DeepSeek-V3", "B300", kMxfp8, 1, 8, 2, 8, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}, true},
+      {"DeepSeek-V3", "B300", kMxfp8, 1, 8, 2, 8, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}, true, true},
       // deepseek/b200/deepseek_v3.py
       {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B200", kFp8CurrentScaling, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
@@ -90,9 +94,9 @@ const std::vector<Recipe>& Recipes() {
       {"Kimi-K2", "B200", kMxfp8, 1, 16, 1, 16, 1, kAllToAll, kNone, false, {"mla_up_proj"}},
       // gpt_oss/<gpu>/gpt_oss.py, 120B
       {"GPT-OSS-120B", "GB300", kBf16, 1, 1, 1, 64, 4, kAllToAll, kTeAttnRouterPreprocess, false, {}},
-      {"GPT-OSS-120B", "GB300", kMxfp8, 1, 1, 1, 16, 4, kHybridEp, kFullIteration, true, {}, true},
+      {"GPT-OSS-120B", "GB300", kMxfp8, 1, 1, 1, 16, 4, kHybridEp, kFullIteration, true, {}, true, true},
       {"GPT-OSS-120B", "GB200", kBf16, 1, 1, 1, 64, 4, kAllToAll, kNone, true, {"layernorm", "moe_act"}},
-      {"GPT-OSS-120B", "GB200", kMxfp8, 1, 1, 1, 64, 4, kHybridEp, kFullIteration, true, {}, true},
+      {"GPT-OSS-120B", "GB200", kMxfp8, 1, 1, 1, 64, 4, kHybridEp, kFullIteration, true, {}, true, true},
       {"GPT-OSS-120B", "B300", kBf16, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
       {"GPT-OSS-120B", "B300", kMxfp8, 1, 1, 1, 8, 4, kHybridEp, kTeAttnRouterPreprocess, false, {}},
       {"GPT-OSS-120B", "B200", kBf16, 1, 1, 1, 8, 4, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
@@ -242,6 +246,9 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     // without it.
     training.moe.delay_wgrad_compute = recipe.ep_overlap && !older_dispatch;
     training.precision.fp8_dot_product_attention = recipe.fp8_attention;
+    // fp8_output_proj arrived with Megatron-LM's May 2026 TransformerConfig; an older container's
+    // run kept the BF16 output layer.
+    training.precision.fp8_output_proj = recipe.fp8_output_proj && !older_dispatch;
     training.cuda_graph = {};
     switch (recipe.graphs) {
       case Graphs::kNone:
@@ -270,9 +277,10 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     }
     return {
         fmt::format("Megatron-Bridge recipe: dispatcher {}, CUDA graphs {}, EP overlap {}, "
-                    "recompute {}",
+                    "recompute {}{}",
                     DispatchName(recipe.dispatch), GraphsName(recipe.graphs),
-                    recipe.ep_overlap ? "on" : "off", modules.empty() ? "none" : modules)};
+                    recipe.ep_overlap ? "on" : "off", modules.empty() ? "none" : modules,
+                    training.precision.fp8_output_proj ? ", MXFP8 output layer" : "")};
   }
   // No recipe of the row's layout: an older container's scripts still set the dispatcher of
   // every DeepSeek-V3 run of their tables, whatever the layout.

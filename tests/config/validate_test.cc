@@ -1112,5 +1112,17 @@ TEST(ValidateTest, Fp4FlagsFollowMegatronsRules) {
   EXPECT_TRUE(Names(Validate(model, training).errors, "C53", "--fp4-param-gather"));
 }
 
+// C55 (transformer_config.py __post_init__): fp8_output_proj needs fp8 with the MXFP8 recipe.
+TEST(ValidateTest, Fp8OutputProjNeedsMxfp8) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  TrainingConfig training = WithSizes({.world_size = 8});
+  training.precision.fp8_output_proj = true;
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C55", "--fp8-output-proj"));
+  training.precision.fp8 = Fp8Format::kE4m3;
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C55", "--fp8-output-proj"));
+  training.precision.fp8_recipe = Fp8Recipe::kMxfp8;
+  EXPECT_TRUE(Validate(model, training).ok());
+}
+
 }  // namespace
 }  // namespace trainscope::config

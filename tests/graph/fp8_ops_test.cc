@@ -167,6 +167,27 @@ TEST(Fp8OpsTest, LmHeadOutputLayerStaysBf16UnderFp8) {
   EXPECT_TRUE(Find(layer, "mlp.linear_fc1")->gemm_quantized);
 }
 
+// --fp8-output-proj under MXFP8 makes the output layer TE's TELMHeadColumnParallelLinear
+// (gpt_model.py is_mxfp8_output_proj_active): quantized GEMMs with their input and weight casts
+// and scale swizzle forward, the gradient cast backward.
+TEST(Fp8OpsTest, Fp8OutputProjQuantizesTheLmHeadUnderMxfp8) {
+  const config::ModelConfig model = TinyModel();
+  config::TrainingConfig training = Fp8Training(Fp8Recipe::kMxfp8);
+  training.precision.fp8_output_proj = true;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = LmHeadAndLossForward(context);
+  EXPECT_TRUE(Find(fwd, "lm_head.output_layer")->gemm_quantized);
+  EXPECT_NE(Find(fwd, "lm_head.output_layer.fp8_cast_input"), nullptr);
+  EXPECT_NE(Find(fwd, "lm_head.output_layer.fp8_cast_weight"), nullptr);
+  EXPECT_NE(Find(LmHeadAndLossBackward(context), "lm_head.output_layer.fp8_cast_grad_output"),
+            nullptr);
+  // Other recipes ignore it (Megatron rejects the combination, rule C55).
+  training.precision.fp8_recipe = Fp8Recipe::kTensorwise;
+  EXPECT_FALSE(Find(LmHeadAndLossForward(MakeLayerOpContext(model, training)),
+                    "lm_head.output_layer")
+                   ->gemm_quantized);
+}
+
 TEST(Fp8OpsTest, Bf16LayersHaveNoFp8Ops) {
   const config::ModelConfig model = TinyModel();
   const config::TrainingConfig training = Training(1, 1, 1, 1);

@@ -665,6 +665,26 @@ TEST(LayerOpsTest, MtpLayerGathersTheConcatenatedInput) {
   EXPECT_TRUE(MtpForward(MakeLayerOpContext(no_mtp, training)).empty());
 }
 
+// multi_token_prediction.py runs the MTP block in the global FP8 context but ignores FP4
+// ("currently ignoring FP4 in MTP layers"): eh_proj and the MTP layer's linears are quantized
+// under FP8 and BF16 under FP4, while the decoder's own layers run NVFP4.
+TEST(LayerOpsTest, MtpIsQuantizedUnderFp8ButNotUnderFp4) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-9B");
+  config::TrainingConfig training = Training(2, true);
+  training.precision.fp8 = config::Fp8Format::kHybrid;
+  training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
+  const LayerOpContext fp8 = MakeLayerOpContext(model, training);
+  EXPECT_TRUE(Named(MtpForward(fp8), "mtp.eh_proj").gemm_quantized);
+  EXPECT_TRUE(Named(MtpForward(fp8), "attention.linear_qkv").gemm_quantized);
+  EXPECT_FALSE(Named(MtpForward(fp8), "mtp.lm_head.output_layer").gemm_quantized);
+  training.precision.fp8 = config::Fp8Format::kNone;
+  training.precision.fp4 = config::Fp4Format::kE2m1;
+  const LayerOpContext fp4 = MakeLayerOpContext(model, training);
+  EXPECT_FALSE(Named(MtpForward(fp4), "mtp.eh_proj").gemm_quantized);
+  EXPECT_FALSE(Named(MtpForward(fp4), "attention.linear_qkv").gemm_quantized);
+  EXPECT_TRUE(Named(DecoderLayerForward(fp4, 3), "attention.linear_qkv").gemm_quantized);
+}
+
 // Index of the op called `name` in `ops`, or -1.
 int64_t IndexOf(const std::vector<Op>& ops, const std::string& name) {
   for (size_t i = 0; i < ops.size(); ++i) {

@@ -181,6 +181,10 @@ struct PrecisionConfig {
   // megatron/core/fp8_utils.py). No effect without --fp8-format or with the blockwise recipe,
   // whose TE recipe has no fp8_dpa.
   bool fp8_dot_product_attention = false;
+  // --fp8-output-proj (TransformerConfig fp8_output_proj): the LM head's output layer is TE's
+  // TELMHeadColumnParallelLinear under the MXFP8 autocast (gpt_model.py,
+  // fp8_utils.py is_mxfp8_output_proj_active); needs --fp8-format with --fp8-recipe mxfp8 (C55).
+  bool fp8_output_proj = false;
   // Megatron-LM's launcher reduces gradients in fp32 by default (arguments.py:1204-1216);
   // --main-grads-dtype bf16 and --grad-reduce-in-bf16 turn it off.
   bool grad_reduce_in_fp32 = true;

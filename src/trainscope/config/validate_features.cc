@@ -189,6 +189,14 @@ void CheckFp4(const TrainingConfig& training, ValidationResult& result) {
              "--fp4-recipe custom: a user quantizer factory's kernels are not modelled",
              "use --fp4-recipe nvfp4");
   }
+  // C55: transformer_config.py __post_init__ ("fp8_output_proj must be used together with fp8
+  // mode", "fp8_output_proj requires fp8_recipe='mxfp8'").
+  if (precision.fp8_output_proj &&
+      (precision.fp8 == Fp8Format::kNone || precision.fp8_recipe != Fp8Recipe::kMxfp8)) {
+    AddError(result, "C55", {kFp8OutputProj, kFp8Recipe},
+             "--fp8-output-proj: needs --fp8-format with --fp8-recipe mxfp8",
+             "add --fp8-format e4m3 --fp8-recipe mxfp8, or drop --fp8-output-proj");
+  }
 }
 
 // C24, C26, C27, C25: context parallelism.

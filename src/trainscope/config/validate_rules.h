@@ -59,6 +59,7 @@ inline constexpr char kFp8Recipe[] = "--fp8-recipe";
 inline constexpr char kFp4Format[] = "--fp4-format";
 inline constexpr char kFp4Recipe[] = "--fp4-recipe";
 inline constexpr char kFp4ParamGather[] = "--fp4-param-gather";
+inline constexpr char kFp8OutputProj[] = "--fp8-output-proj";
 inline constexpr char kDistOpt[] = "--use-distributed-optimizer";
 inline constexpr char kMegatronFsdp[] = "--use-megatron-fsdp";
 inline constexpr char kTorchFsdp2[] = "--use-torch-fsdp2";
@@ -142,7 +143,7 @@ void CheckContextParallel(const ModelConfig& model, const TrainingConfig& traini
                           ValidationResult& result);
 // C28-C33: Gated DeltaNet dimensions, head splits, core-version and FP8 rules.
 void CheckGdn(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result);
-// C52-C54: the FP4 (NVFP4) flags.
+// C52-C55: the FP4 (NVFP4) flags and --fp8-output-proj.
 void CheckFp4(const TrainingConfig& training, ValidationResult& result);
 void CheckCudaGraph(const ModelConfig& model, const TrainingConfig& training,
                     ValidationResult& result);

@@ -77,7 +77,9 @@ Fp8Settings MakeFp8Settings(const config::TrainingConfig& training) {
       .cache_weights = !precision.disable_parameter_transpose_cache,
       .weights_in_fp8 = fp4 ? precision.fp4_param_gather : precision.fp8_param_gather,
       .dot_product_attention = fp8 && !fp4 && precision.fp8_recipe != Fp8Recipe::kBlockwise &&
-                               precision.fp8_dot_product_attention};
+                               precision.fp8_dot_product_attention,
+      .output_proj = fp8 && !fp4 && precision.fp8_recipe == Fp8Recipe::kMxfp8 &&
+                     precision.fp8_output_proj};
 }
 
 AttentionPrecision AttentionPrecisionOf(const Fp8Settings& fp8) {

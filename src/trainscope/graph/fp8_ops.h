@@ -26,6 +26,9 @@ struct Fp8Settings {
   bool weights_in_fp8 = false;
   // The core attention runs in FP8 (--fp8-dot-product-attention under a recipe with fp8_dpa).
   bool dot_product_attention = false;
+  // The LM head's output layer is a quantized TE linear (--fp8-output-proj under MXFP8);
+  // otherwise it is Megatron's BF16 ColumnParallelLinear.
+  bool output_proj = false;
   friend bool operator==(const Fp8Settings&, const Fp8Settings&) = default;
 };
 

@@ -83,8 +83,18 @@ std::string FfnResidualName(LayerSpec spec) {
   return spec.ffn == config::FfnKind::kMoe ? "moe.residual_add" : "mlp.residual_add";
 }
 
+// The quantization of the ops of `layer` (-1: outside the decoder layers): the run's FP8 or FP4
+// recipe, except that MTP layers (layer >= NumLayers) run FP4 runs in BF16
+// (multi_token_prediction.py: "currently ignoring FP4 in MTP layers"; under FP8 the MTP block,
+// eh_proj included, runs in the global FP8 context).
+Fp8Settings QuantizationAt(const LayerOpContext& c, int64_t layer) {
+  const Fp8Settings settings = MakeFp8Settings(c.training);
+  if (layer >= c.model.NumLayers() && settings.recipe == config::Fp8Recipe::kNvfp4) return {};
+  return settings;
+}
+
 std::vector<Op> LayerForward(const LayerOpContext& c, LayerSpec spec, int64_t layer) {
-  OpSink sink(Phase::kForward, layer, MakeFp8Settings(c.training));
+  OpSink sink(Phase::kForward, layer, QuantizationAt(c, layer));
   MixerForward(sink, c, spec);
   internal::ResidualAdd(sink, c, MixerBlock(spec), MixerResidualName(spec));
   FfnForward(sink, c, spec);
@@ -93,7 +103,7 @@ std::vector<Op> LayerForward(const LayerOpContext& c, LayerSpec spec, int64_t la
 }
 
 std::vector<Op> LayerBackward(const LayerOpContext& c, LayerSpec spec, int64_t layer) {
-  OpSink sink(Phase::kBackward, layer, MakeFp8Settings(c.training));
+  OpSink sink(Phase::kBackward, layer, QuantizationAt(c, layer));
   if (spec.ffn == config::FfnKind::kMoe) {
     MoeBackward(sink, c);
     HiddenNorm(sink, c, OpBlock::kMoeRouter, "moe.input_norm");
@@ -196,7 +206,7 @@ void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
               CommRole(block, CommPurpose::kSpGather, OpModule::kColumnLinear),
               Collective::kAllGather, GroupKind::kTp, Tp(c), c.ActivationBytes());
   }
-  sink.set_high_precision_gemms(true);
+  sink.set_high_precision_gemms(!sink.fp8().output_proj);
   sink.Gemm(prefix + ".output_layer", KernelRole(OpKind::kGemm, block, OpModule::kColumnLinear),
             tokens, vocab, c.model.hidden_size);
   sink.set_high_precision_gemms(false);
@@ -214,7 +224,7 @@ void LmHeadBackwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
   const int64_t vocab = c.PaddedVocab() / Tp(c), tokens = c.TokensPerRank();
   sink.Compute(prefix + ".cross_entropy.backward", KernelRole(OpKind::kLoss, block),
                2 * tokens * vocab, 2 * tokens * vocab * kFp32Bytes);
-  sink.set_high_precision_gemms(true);
+  sink.set_high_precision_gemms(!sink.fp8().output_proj);
   ColumnBackward(sink, c, block, prefix + ".output_layer", vocab, c.model.hidden_size,
                  c.ActivationBytes());
   sink.set_high_precision_gemms(false);
@@ -315,7 +325,7 @@ std::vector<Op> EmbeddingBackward(const LayerOpContext& context) {
 }
 
 std::vector<Op> LmHeadAndLossForward(const LayerOpContext& context) {
-  OpSink sink(Phase::kForward, -1);
+  OpSink sink(Phase::kForward, -1, QuantizationAt(context, -1));
   const int64_t tokens =
       context.training.batch.micro_batch_size * context.training.batch.seq_length;
   // Same broadcast: labels (int64) and loss_mask (fp32) go to the last stage.
@@ -331,7 +341,7 @@ std::vector<Op> LmHeadAndLossForward(const LayerOpContext& context) {
 }
 
 std::vector<Op> LmHeadAndLossBackward(const LayerOpContext& context) {
-  OpSink sink(Phase::kBackward, -1);
+  OpSink sink(Phase::kBackward, -1, QuantizationAt(context, -1));
   LmHeadBackwardInto(sink, context, OpBlock::kLmHead, "lm_head");
   HiddenNorm(sink, context, OpBlock::kLmHead, "lm_head.final_norm");
   return sink.Take();
@@ -342,7 +352,7 @@ std::vector<Op> MtpForward(const LayerOpContext& context) {
   const config::LayerSpec spec = context.model.MtpLayerSpec();
   for (int64_t i = 0; i < context.model.num_mtp_layers; ++i) {
     const int64_t layer = context.model.NumLayers() + i;
-    OpSink head(Phase::kForward, layer);
+    OpSink head(Phase::kForward, layer, QuantizationAt(context, layer));
     EmbeddingForwardInto(head, context, OpBlock::kMtp, "mtp.embedding");
     // multi_token_prediction.py: enorm, hnorm, concat.
     HiddenNorm(head, context, OpBlock::kMtp, "mtp.enorm");
@@ -362,7 +372,7 @@ std::vector<Op> MtpBackward(const LayerOpContext& context) {
   const config::LayerSpec spec = context.model.MtpLayerSpec();
   for (int64_t i = context.model.num_mtp_layers - 1; i >= 0; --i) {
     const int64_t layer = context.model.NumLayers() + i;
-    OpSink sink(Phase::kBackward, layer);
+    OpSink sink(Phase::kBackward, layer, QuantizationAt(context, layer));
     LmHeadBackwardInto(sink, context, OpBlock::kMtp, "mtp.lm_head");
     HiddenNorm(sink, context, OpBlock::kMtp, "mtp.final_norm");
     sink.Append(LayerBackward(context, spec, layer));

@@ -165,7 +165,7 @@ class OpSink {
   // While set, GEMMs run in BF16 with no quantize ops even in an FP8/FP4 run: Megatron's output
   // layer is a plain ColumnParallelLinear outside TE's autocast (megatron/core/models/gpt/
   // gpt_model.py; TE's only with fp8_output_proj under MXFP8, fp8_utils.py
-  // is_mxfp8_output_proj_active, which trainscope does not model).
+  // is_mxfp8_output_proj_active: Fp8Settings::output_proj).
   void set_high_precision_gemms(bool on) { high_precision_gemms_ = on; }
 
  private:

@@ -199,6 +199,8 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--fp4-recipe", FlagGroup::kTraining, "nvfp4", "FP4 recipe (default nvfp4)"},
     {"--fp4-param-gather", FlagGroup::kTraining, "",
      "keep and all-gather TE linear weights in NVFP4"},
+    {"--fp8-output-proj", FlagGroup::kTraining, "",
+     "LM-head output layer in MXFP8 (TE linear; needs --fp8-recipe mxfp8)"},
     {"--fp8-dot-product-attention", FlagGroup::kTraining, "",
      "core attention in FP8 through cuDNN (Bridge's fp8_dot_product_attention)"},
     {"--disable-parameter-transpose-cache", FlagGroup::kTraining, "",

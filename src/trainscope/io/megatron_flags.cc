@@ -191,6 +191,8 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> config::Fp4Recipe& { return r.training.precision.fp4_recipe; }),
       Switch({"--fp4-param-gather"}, true,
              [](R& r) -> bool& { return r.training.precision.fp4_param_gather; }),
+      Switch({"--fp8-output-proj"}, true,
+             [](R& r) -> bool& { return r.training.precision.fp8_output_proj; }),
       Switch({"--fp8-dot-product-attention"}, true,
              [](R& r) -> bool& { return r.training.precision.fp8_dot_product_attention; }),
       Switch({"--disable-parameter-transpose-cache"}, true,
