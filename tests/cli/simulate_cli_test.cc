@@ -79,7 +79,8 @@ TEST(SimulateCliTest, Fp4FormatRunsOnBlackwellOnly) {
                                     "is SM90)"));
   EXPECT_TRUE(hopper.out.empty());
   const Json fp4 = SimulateJson(std::string(kLlama) + "B200 --fp4-format e2m1");
-  const Json mxfp8 = SimulateJson(std::string(kLlama) + "B200 --fp8-format e4m3 --fp8-recipe mxfp8");
+  const Json mxfp8 =
+      SimulateJson(std::string(kLlama) + "B200 --fp8-format e4m3 --fp8-recipe mxfp8");
   EXPECT_LT(fp4["step_time_s"].get<double>(), mxfp8["step_time_s"].get<double>());
 }
 

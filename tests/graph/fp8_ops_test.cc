@@ -183,9 +183,9 @@ TEST(Fp8OpsTest, Fp8OutputProjQuantizesTheLmHeadUnderMxfp8) {
             nullptr);
   // Other recipes ignore it (Megatron rejects the combination, rule C55).
   training.precision.fp8_recipe = Fp8Recipe::kTensorwise;
-  EXPECT_FALSE(Find(LmHeadAndLossForward(MakeLayerOpContext(model, training)),
-                    "lm_head.output_layer")
-                   ->gemm_quantized);
+  EXPECT_FALSE(
+      Find(LmHeadAndLossForward(MakeLayerOpContext(model, training)), "lm_head.output_layer")
+          ->gemm_quantized);
 }
 
 TEST(Fp8OpsTest, Bf16LayersHaveNoFp8Ops) {

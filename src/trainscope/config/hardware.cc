@@ -84,8 +84,7 @@ std::array<GpuSpec, 12> GpuTable() {
       // rate, not BF16/FP8. 288 GB HBM3e published, no usable figure; 8 TB/s; NVLink5 900 GB/s;
       // 800 Gb/s CX-8 per GPU (DGX B300: 8 per node).
       {"B300", Teraflops(2250), Teraflops(4500), DecimalGigabytes(288), TerabytesPerSecond(8),
-       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3), HostCpu::kX86,
-       Teraflops(13500)},
+       GigabytesPerSecond(900), GigabitsPerSecond(800), Sm(10, 3), HostCpu::kX86, Teraflops(13500)},
       // GB300 NVL72: BF16 2500 / FP8 5000 TFLOP/s dense as GB200 (the NVL72 parts run at the
       // higher power; peaks unconfirmed for Blackwell Ultra) in a 72-GPU NVLink domain; 800 Gb/s
       // CX-8 per GPU. Both NVL72 systems have Grace hosts.

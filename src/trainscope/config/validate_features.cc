@@ -181,8 +181,8 @@ void CheckFp4(const TrainingConfig& training, ValidationResult& result) {
              "choose one: drop --fp8-format for NVFP4 GEMMs, or --fp4-format for FP8");
   }
   if (precision.fp4_param_gather && !fp4) {
-    AddError(result, "C53", {kFp4ParamGather, kFp4Format},
-             "--fp4-param-gather: needs --fp4-format", "add --fp4-format e2m1");
+    AddError(result, "C53", {kFp4ParamGather, kFp4Format}, "--fp4-param-gather: needs --fp4-format",
+             "add --fp4-format e2m1");
   }
   if (fp4 && precision.fp4_recipe == Fp4Recipe::kCustom) {
     AddError(result, "C54", {kFp4Recipe},

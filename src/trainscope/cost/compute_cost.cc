@@ -78,13 +78,14 @@ double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const c
                             forward);
 }
 
-// Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.
+// The measured NVFP4-over-FP8 GEMM efficiency of `gpu`'s generation (compute_cost.h).
 double Fp4OverFp8Efficiency(const config::GpuSpec& gpu, const ComputeEfficiency& eff) {
   return AttentionArchOf(gpu.compute_capability) == AttentionArch::kBlackwellUltra
              ? eff.fp4_over_fp8_gemm_efficiency_ultra
              : eff.fp4_over_fp8_gemm_efficiency;
 }
 
+// Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.
 double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
                               const ComputeEfficiency& eff, MathPrecision precision,
                               GdnBackend gdn_backend) {
@@ -109,7 +110,8 @@ double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
   }
   if (precision == MathPrecision::kFp4) {
     RequirePositiveRate(gpu.fp4_flops_per_second, gpu, "fp4_flops_per_second");
-    return gpu.fp4_flops_per_second * scale * std::min(1.0, shaped * Fp4OverFp8Efficiency(gpu, eff));
+    return gpu.fp4_flops_per_second * scale *
+           std::min(1.0, shaped * Fp4OverFp8Efficiency(gpu, eff));
   }
   RequirePositiveRate(gpu.bf16_flops_per_second, gpu, "bf16_flops_per_second");
   return gpu.bf16_flops_per_second * scale * shaped;

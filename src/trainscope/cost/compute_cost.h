@@ -179,12 +179,13 @@ inline constexpr double kTf32PerBf16Peak = 0.5;
 // Seconds one compute op takes on `gpu`: max(flops / achieved peak, bytes / achieved HBM
 // bandwidth). FP8 cast ops (KernelClass::kFp8Cast) move op.bytes, less op.fp8_columnwise_bytes
 // on a GPU with HasNonTnFp8Gemm, at fp8_cast_memory_efficiency. The achieved peak is the BF16 peak
-// (the FP8 peak for GEMMs under kFp8) times gpu_throughput_scale times KernelEfficiency, where for
-// GEMMs KernelEfficiency is first multiplied by GemmShapeFactor (cost/gemm_efficiency.h) and
+// (the FP8 peak for GEMMs under kFp8; under kFp4 the FP4 peak, the efficiency also times
+// fp4_over_fp8_gemm_efficiency[_ultra]) times gpu_throughput_scale times KernelEfficiency, where
+// for GEMMs KernelEfficiency is first multiplied by GemmShapeFactor (cost/gemm_efficiency.h) and
 // capped at 1, and for core attention by the GPU generation's measured factors: head dim,
-// Blackwell Ultra, FP8 attention (cost/attention_efficiency.h). An op with no FLOPs and no bytes takes 0 seconds. Throws InputError when the op
-// needs a rate the GPU preset does not have (FP8 on A100). Preconditions (checked): !op.IsComm(),
-// flops and bytes >= 0, efficiencies in (0, 1].
+// Blackwell Ultra, FP8 attention (cost/attention_efficiency.h). An op with no FLOPs and no bytes
+// takes 0 seconds. Throws InputError when the op needs a rate the GPU preset does not have (FP8 on
+// A100). Preconditions (checked): !op.IsComm(), flops and bytes >= 0, efficiencies in (0, 1].
 [[nodiscard]] double ComputeSeconds(const graph::Op& op, const config::GpuSpec& gpu,
                                     const ComputeEfficiency& eff,
                                     MathPrecision precision = MathPrecision::kBf16,

@@ -23,8 +23,8 @@ enum class GpuFamily { kOther, kHopper, kBlackwell };
 // Which GEMM of a linear layer: forward (TN), dgrad (NN) or wgrad (NT into the FP32 main grad).
 enum class GemmPass { kForward, kDgrad, kWgrad };
 
-// "bf16" / "fp8" / "fp4"; "hopper" / "blackwell" / "other"; "forward" / "dgrad" / "wgrad": one table of
-// names per enum. The FromName functions return nullopt for any other name.
+// "bf16" / "fp8" / "fp4"; "hopper" / "blackwell" / "other"; "forward" / "dgrad" / "wgrad": one
+// table of names per enum. The FromName functions return nullopt for any other name.
 [[nodiscard]] std::string_view MathPrecisionName(MathPrecision precision);
 [[nodiscard]] std::optional<MathPrecision> MathPrecisionFromName(std::string_view name);
 [[nodiscard]] std::string_view GpuFamilyName(GpuFamily family);

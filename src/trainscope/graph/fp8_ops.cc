@@ -78,8 +78,8 @@ Fp8Settings MakeFp8Settings(const config::TrainingConfig& training) {
       .weights_in_fp8 = fp4 ? precision.fp4_param_gather : precision.fp8_param_gather,
       .dot_product_attention = fp8 && !fp4 && precision.fp8_recipe != Fp8Recipe::kBlockwise &&
                                precision.fp8_dot_product_attention,
-      .output_proj = fp8 && !fp4 && precision.fp8_recipe == Fp8Recipe::kMxfp8 &&
-                     precision.fp8_output_proj};
+      .output_proj =
+          fp8 && !fp4 && precision.fp8_recipe == Fp8Recipe::kMxfp8 && precision.fp8_output_proj};
 }
 
 AttentionPrecision AttentionPrecisionOf(const Fp8Settings& fp8) {
@@ -141,8 +141,7 @@ Fp8QuantizeTraffic ScaleSwizzleTraffic(Fp8Recipe recipe, int64_t operand_a_eleme
   // One 1-byte scale per block: 32 elements (E8M0, MXFP8) or 16 (E4M3, NVFP4's 1D layout; the
   // GEMM reads 2D weight scales expanded to it).
   const int64_t block = recipe == Fp8Recipe::kMxfp8 ? kMxfp8BlockElements : kNvfp4BlockElements;
-  const int64_t scales =
-      CeilDiv(operand_a_elements, block) + CeilDiv(operand_b_elements, block);
+  const int64_t scales = CeilDiv(operand_a_elements, block) + CeilDiv(operand_b_elements, block);
   return Fp8QuantizeTraffic{.bytes = 2 * scales, .num_launches = 2};
 }
 

@@ -200,7 +200,8 @@ void ReadKey(const std::string& key, const YAML::Node& value, const std::string&
   } else {
     Fail(source, key,
          "unknown key (expected one of gpu, gpus_per_node, nvlink_domain, scale_out_gbps, "
-         "scale_out_latency_us, scale_out_fabric, nvls, bf16_tflops, fp8_tflops, fp4_tflops, memory_gib, "
+         "scale_out_latency_us, scale_out_fabric, nvls, bf16_tflops, fp8_tflops, fp4_tflops, "
+         "memory_gib, "
          "hbm_tbps, "
          "compute_capability, nvlink_gbps, pcie_gbps, cpu_optimizer_gflops, storage_gbps, "
          "links)");
