@@ -62,7 +62,7 @@ struct ComputeEfficiency {
   // Fraction of the BF16 / FP8 tensor-core peak a large, tile-aligned GEMM reaches: the plateau
   // that the shape factor (cost/gemm_efficiency.h) is relative to.
   double bf16_gemm_efficiency = 0.78;
-  double fp8_gemm_efficiency = 0.6331;
+  double fp8_gemm_efficiency = 0.6207;
   // NVFP4 GEMMs reach this fraction of fp8_gemm_efficiency (both as fractions of their own
   // peak), measured kernel-only (inputs already quantized), not fitted:
   // - Blackwell (SM 10.0: B200, GB200): vLLM's CUTLASS benchmarks at N = 6144, K = 4096,
@@ -94,7 +94,7 @@ struct ComputeEfficiency {
   // activations, permutations, which are normally memory-bound anyway).
   double fused_kernel_efficiency = 0.55;
   // Fraction of the HBM bandwidth reached by memory-bound kernels.
-  double memory_efficiency = 0.5602;
+  double memory_efficiency = 0.6386;
   // Fraction of the HBM bandwidth reached by Transformer Engine's FP8 cast, amax, transpose and
   // scale kernels (KernelClass::kFp8Cast). Not fitted to whole steps: the minimax value over
   // the published quantization cost per layer (TE GEMM profiling guide, autocast minus
@@ -108,8 +108,8 @@ struct ComputeEfficiency {
   // TFLOP/s (FlashAttention-3 paper, arXiv:2407.08608, backward figure for head dim 128) =
   // 0.52-0.57. Transformer Engine uses cuDNN on Hopper. Those kernel figures (0.60 / 0.50) were
   // the starting values; the fitted effective values are lower (docs/cost-model.md).
-  double attention_forward_efficiency = 0.5071;
-  double attention_backward_efficiency = 0.3643;
+  double attention_forward_efficiency = 0.4459;
+  double attention_backward_efficiency = 0.4483;
   // Whether the two above are plateaus scaled down for small kernels by the measured occupancy
   // curve (cost/attention_efficiency.h), or flat.
   bool attention_occupancy = true;
@@ -142,7 +142,7 @@ struct ComputeEfficiency {
   // peaks no NVIDIA datasheet confirms (B300/GB300) differ per type. Fitted to the
   // published runs of each type (data/calibration/fitted_efficiencies.json); in (0, 2].
   std::map<std::string, double> gpu_throughput_scale = {
-      {"B200", 0.8621}, {"GB200", 0.8452}, {"GB300", 1.0}};
+      {"B200", 0.8621}, {"GB200", 0.8621}, {"GB300", 1.0}};
   friend bool operator==(const ComputeEfficiency&, const ComputeEfficiency&) = default;
 };
 
