@@ -249,6 +249,8 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     // fp8_output_proj arrived with Megatron-LM's May 2026 TransformerConfig; an older container's
     // run kept the BF16 output layer.
     training.precision.fp8_output_proj = recipe.fp8_output_proj && !older_dispatch;
+    // The same full-iteration helpers set model.use_transformer_engine_op_fuser = True.
+    training.moe.te_op_fuser = recipe.fp8_output_proj && !older_dispatch;
     training.cuda_graph = {};
     switch (recipe.graphs) {
       case Graphs::kNone:

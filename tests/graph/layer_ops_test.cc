@@ -945,5 +945,47 @@ TEST(LayerOpsTest, GdnOutNormHasABackward) {
   EXPECT_EQ(Named(DecoderLayerBackward(context, 0), "gdn.out_norm.backward").bytes, 2 * 50'331'648);
 }
 
+// GPT-OSS-120B's eager kernels, t = 2 (no SP), s = 4096, b = 1, EP 1 (ETP 1: 128 local experts,
+// rows R = s·k = 16,384, fc1 width 2·2880 = 5,760, h = 2,880):
+// - the clamp before the fused activation (fused_bias_geglu.py): 8 B forward, 10 B backward per
+//   fc1-output element: 8·16,384·5,760 = 754,974,720 and 943,718,400 bytes;
+// - the per-expert fc2 bias (experts.py _apply_bias): 12 B / 16 B per fc2-output element:
+//   12·16,384·2,880 = 566,231,040 and 754,974,720 bytes, in 2·128 + 1 and 4·128 + 1 launches;
+// - the unfused RoPE under YaRN's concentration 1.35 (rope_utils.py): q and k, 32 + 4 local
+//   heads of 64: 4,096·36·64 = 9,437,184 elements at 24 B forward, 20 B backward.
+// --use-transformer-engine-op-fuser removes the first two (TE's fused GroupedLinear and
+// ScaledClampedQGeGLU).
+TEST(LayerOpsTest, GptOssEagerClampBiasAndUnfusedRope) {
+  const config::ModelConfig model = io::LoadPreset("GPT-OSS-120B");
+  config::TrainingConfig training = Training(2, false);
+  training.parallel.expert_tensor = 1;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 1);
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 1);
+  EXPECT_EQ(Named(fwd, "moe.experts.activation_clamp").bytes, 754'974'720);
+  EXPECT_EQ(Named(bwd, "moe.experts.activation_clamp.backward").bytes, 943'718'400);
+  EXPECT_EQ(Named(fwd, "moe.experts.linear_fc2.bias").bytes, 566'231'040);
+  EXPECT_EQ(Named(fwd, "moe.experts.linear_fc2.bias").num_launches, 257);
+  EXPECT_EQ(Named(bwd, "moe.experts.linear_fc2.bias.backward").bytes, 754'974'720);
+  EXPECT_EQ(Named(bwd, "moe.experts.linear_fc2.bias.backward").num_launches, 513);
+  EXPECT_EQ(Named(fwd, "attention.rope").bytes, 24 * 9'437'184);
+  EXPECT_EQ(Named(bwd, "attention.rope.backward").bytes, 20 * 9'437'184);
+  // The clamp sits between fc1 and the activation, the bias after fc2; backward in reverse.
+  EXPECT_EQ(IndexOf(fwd, "moe.experts.activation_clamp") + 1,
+            IndexOf(fwd, "moe.experts.activation"));
+  EXPECT_EQ(IndexOf(fwd, "moe.experts.linear_fc2") + 1,
+            IndexOf(fwd, "moe.experts.linear_fc2.bias"));
+  training.moe.te_op_fuser = true;
+  const std::vector<Op> fused = DecoderLayerForward(MakeLayerOpContext(model, training), 1);
+  EXPECT_FALSE(HasOp(fused, "moe.experts.activation_clamp"));
+  EXPECT_FALSE(HasOp(fused, "moe.experts.linear_fc2.bias"));
+  // Qwen3-8B: no YaRN, TE's fused RoPE at 4 B per element.
+  const config::ModelConfig qwen = io::LoadPreset("Qwen3-8B");
+  const config::TrainingConfig qwen_training = Training(2, false);
+  EXPECT_EQ(Named(DecoderLayerForward(MakeLayerOpContext(qwen, qwen_training), 0), "attention.rope")
+                .bytes,
+            4096 * (16 + 4) * 128 * 4);
+}
+
 }  // namespace
 }  // namespace trainscope::graph

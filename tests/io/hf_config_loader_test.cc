@@ -88,6 +88,9 @@ TEST(HfConfigLoaderTest, ReadsGptOssSlidingLayersBiasesAndExperts) {
   EXPECT_EQ(model.moe.top_k, 4);
   EXPECT_EQ(model.moe.expert_ffn_hidden_size, 2880);
   EXPECT_TRUE(model.moe.router_bias && model.moe.expert_bias);
+  EXPECT_DOUBLE_EQ(model.moe.activation_clamp, 7.0);  // swiglu_limit
+  // YaRN factor 32 with no mscale pair: 0.1·ln 32 + 1 (_yarn_get_mscale) = 1.346574.
+  EXPECT_NEAR(model.attention.rope_concentration, 1.346574, 1e-6);
   EXPECT_FALSE(model.tied_embeddings);
   EXPECT_THAT(
       [] {
@@ -112,6 +115,9 @@ TEST(HfConfigLoaderTest, ReadsDeepSeekV3MlaRouterDenseLayersAndMtp) {
   EXPECT_EQ(model.attention.head_dim, 192);
   EXPECT_EQ(model.attention.ValueHeadDim(), 128);
   EXPECT_DOUBLE_EQ(model.attention.rotary_fraction, 64.0 / 192.0);
+  // YaRN factor 40 with mscale = mscale_all_dim = 1: the ratio of equal mscales is 1.
+  EXPECT_DOUBLE_EQ(model.attention.rope_concentration, 1.0);
+  EXPECT_DOUBLE_EQ(model.moe.activation_clamp, 0.0);
   EXPECT_FALSE(model.attention.qk_norm);
   ASSERT_EQ(model.NumLayers(), 61);
   for (int64_t i = 0; i < 61; ++i) {  // first_k_dense_replace = 3

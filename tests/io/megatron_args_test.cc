@@ -133,6 +133,13 @@ TEST(MegatronArgsTest, ParsesFp8AndPrecisionAwareOptimizerFlags) {
 
 // Megatron-LM's spellings (TransformerConfig fp4 -> --fp4-format, fp4_recipe, fp4_param ->
 // --fp4-param-gather); the recipe defaults to nvfp4.
+TEST(MegatronArgsTest, ParsesTeOpFuserAndFp8OutputProj) {
+  const CliRequest request =
+      Parse({"memory", "--use-transformer-engine-op-fuser", "--fp8-output-proj"});
+  EXPECT_TRUE(request.training.moe.te_op_fuser);
+  EXPECT_TRUE(request.training.precision.fp8_output_proj);
+}
+
 TEST(MegatronArgsTest, ParsesFp4Flags) {
   const config::PrecisionConfig precision =
       Parse({"memory", "--fp4-format", "e2m1", "--fp4-param-gather"}).training.precision;

@@ -75,6 +75,10 @@ struct AttentionConfig {
   bool bias = false;           // biased linear_qkv and linear_proj (GPT-OSS attention_bias)
   bool softmax_sinks = false;  // one learned sink logit per head in the softmax (GPT-OSS)
   int64_t sliding_window = 0;  // keys a sliding-window layer attends to (LayerSpec::sliding)
+  // YaRN concentration factor ("attention factor", Megatron's mscale) multiplying RoPE's sin and
+  // cos (yarn_rotary_pos_embedding.py _yarn_get_concentration_factor); 1 without YaRN. Megatron
+  // runs the unfused RoPE whenever it is not 1 (rope_utils.py apply_rotary_pos_emb).
+  double rope_concentration = 1.0;
 
   [[nodiscard]] int64_t ValueHeadDim() const {
     return value_head_dim > 0 ? value_head_dim : head_dim;
@@ -135,6 +139,9 @@ struct MoeConfig {
   double aux_loss_coef = 0.0;
   bool router_bias = false;  // biased router projection (GPT-OSS)
   bool expert_bias = false;  // biased expert fc1 and fc2 (GPT-OSS)
+  // Clamp of the expert SwiGLU inputs (GPT-OSS swiglu_limit, Megatron activation_func_clamp_value):
+  // the gate half to at most this, the linear half to ±this; 0 = none.
+  double activation_clamp = 0.0;
   RouterScore score = RouterScore::kSoftmax;
   // Aux-loss-free balancing bias added to the scores for selection (DeepSeek-V3
   // e_score_correction_bias; Megatron --moe-router-enable-expert-bias, a [E] buffer).

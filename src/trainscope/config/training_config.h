@@ -128,6 +128,11 @@ struct MoeRunConfig {
   // --moe-permute-fusion: TE's fused permute/unpermute kernels instead of Megatron's argsort
   // and index_select path (moe_utils.py permute); changes the saved permutation map.
   bool permute_fusion = false;
+  // --use-transformer-engine-op-fuser (TransformerConfig use_transformer_engine_op_fuser): the
+  // grouped expert MLP runs as TE's fused ops (GroupedLinear with a prob-scaled bias,
+  // ScaledClampedQGeGLU; experts.py _is_fused_impl_supported), so the eager clamp and per-expert
+  // fc2 bias kernels of GPT-OSS's experts disappear.
+  bool te_op_fuser = false;
   std::optional<double> capacity_factor;
   bool pad_expert_input_to_capacity = false;
   LoadBalancing load_balancing = LoadBalancing::kAuxLoss;

@@ -91,14 +91,33 @@ void QkNorm(OpSink& sink, const LayerOpContext& c) {
 }
 
 // RoPE on q and k (apply_rotary_pos_emb in attention.py forward): FLOPs over the rotated
-// rotary_fraction·d_h, bytes over the whole head.
+// rotary_fraction·d_h, bytes over the whole head. TE's fused kernel, except under a YaRN
+// concentration factor other than 1 (GPT-OSS), where Megatron falls back to the unfused torch
+// RoPE (rope_utils.py apply_rotary_pos_emb: "mscale ... is not supported by TE's fused RoPE";
+// _apply_rotary_pos_emb_bshd), once for q and once for k. Per bf16 element of the head:
+// forward rotate_half's negation of one half (2 B) and concatenation (4 B), x·cos (4 B),
+// rotate_half(x)·sin (4 B), the sum (6 B) and the concatenation with the pass-through part
+// (4 B) = 24 B in 6 kernels, plus 6 small ones for cos·mscale and sin·mscale; backward grad·sin
+// (4 B), its negation (2 B) and concatenation (4 B), grad·cos (4 B) and the sum of the two paths
+// (6 B) = 20 B in 5 kernels.
 void Rope(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t rotated = std::llround(a.rotary_fraction * static_cast<double>(a.head_dim));
   if (rotated <= 0) return;
   const int64_t vectors = c.TokensPerRank() * (a.num_heads / Tp(c) + LocalKvHeads(c));
-  Kernel(sink, kAttentionKernel, "attention.rope", vectors * rotated * kRope.flops,
-         vectors * a.head_dim * kRope.bytes);
+  if (a.rope_concentration == 1.0) {
+    Kernel(sink, kAttentionKernel, "attention.rope", vectors * rotated * kRope.flops,
+           vectors * a.head_dim * kRope.bytes);
+    return;
+  }
+  const int64_t elements = vectors * a.head_dim;
+  constexpr int64_t kCalls = 2;  // q and k
+  EagerChain(sink, kAttentionKernel, "attention.rope",
+             EagerChainCost{.flops = vectors * rotated * kRope.flops,
+                            .forward_bytes = 24 * elements,
+                            .forward_launches = kCalls * 12,
+                            .backward_bytes = 20 * elements,
+                            .backward_launches = kCalls * 5});
 }
 
 // Gated attention: core output × sigmoid(gate) over the q/t local query width.

@@ -13,6 +13,15 @@ void Kernel(OpSink& sink, OpRole role, const std::string& name, int64_t flops, i
   sink.Compute(name, role, flops, bytes);
 }
 
+void EagerChain(OpSink& sink, OpRole role, const std::string& name, const EagerChainCost& cost) {
+  if (sink.phase() == Phase::kBackward) {
+    sink.Compute(name + ".backward", role, kElementwiseBackwardFactor * cost.flops,
+                 cost.backward_bytes, cost.backward_launches);
+    return;
+  }
+  sink.Compute(name, role, cost.flops, cost.forward_bytes, cost.forward_launches);
+}
+
 void Elementwise(OpSink& sink, OpRole role, const std::string& name, int64_t elements,
                  ElementwiseCost cost) {
   Kernel(sink, role, name, elements * cost.flops, elements * cost.bytes);

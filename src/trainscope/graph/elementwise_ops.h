@@ -60,6 +60,19 @@ inline constexpr ElementwiseCost kGdnGates{.flops = 9, .bytes = 3 * kBf16Bytes +
 // output gradient, counted as 2× the forward FLOPs and bytes.
 inline constexpr int64_t kElementwiseBackwardFactor = 2;
 
+// A chain of eager PyTorch kernels whose forward and backward traffic are derived kernel by
+// kernel where it is used (not the 2x rule of Kernel): FLOPs, bytes and host launches per pass.
+struct EagerChainCost {
+  int64_t flops = 0;
+  int64_t forward_bytes = 0;
+  int64_t forward_launches = 0;
+  int64_t backward_bytes = 0;
+  int64_t backward_launches = 0;
+};
+// Appends `name` (forward and recompute) or `name.backward` with role `role` and `cost`; the
+// backward counts 2x the FLOPs.
+void EagerChain(OpSink& sink, OpRole role, const std::string& name, const EagerChainCost& cost);
+
 // Appends the kernel `name` with role `role` and the given forward cost, or its backward (see
 // the header note).
 void Kernel(OpSink& sink, OpRole role, const std::string& name, int64_t flops, int64_t bytes);

@@ -96,23 +96,62 @@ void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   }
 }
 
+// GPT-OSS's clamped SwiGLU without TE's op fuser (fused_bias_geglu.py
+// weighted_bias_quick_geglu_impl): before the fused activation kernel, eager torch clamps the
+// gate half and the linear half of the fc1 output and concatenates them. Per bf16 element of the
+// fc1 output: forward two clamps (read and write, 4 B) and the cat (4 B) = 8 B in 3 kernels plus
+// the linear-offset scalar's host-to-device copy; backward the clamps' masked gradients (read
+// the gradient and the input, write, 6 B) and the chunk's gradient concatenation (4 B) = 10 B in
+// 3 kernels. A recompute of moe_act replays the forward.
+void ExpertClamp(OpSink& sink, const LayerOpContext& c, int64_t rows, int64_t ffn) {
+  if (c.model.moe.activation_clamp <= 0 || c.training.moe.te_op_fuser) return;
+  const int64_t elements = rows * 2 * ffn;
+  EagerChain(sink, kExpertActivation, "moe.experts.activation_clamp",
+             EagerChainCost{.flops = elements,
+                            .forward_bytes = 8 * elements,
+                            .forward_launches = 4,
+                            .backward_bytes = 10 * elements,
+                            .backward_launches = 3});
+}
+
+// GPT-OSS's expert fc2 bias without TE's op fuser (experts.py TEGroupedMLP._apply_bias, the
+// eager path): linear_fc2 skips its bias, then per local expert bias·prob (write the [rows_e, h]
+// product, 2 B) and output + product (read both, write, 6 B), then the concatenation (4 B) =
+// 12 B per bf16 element of the fc2 output in 2·E_l + 1 kernels; backward the bias gradient
+// (grad·prob materialised, 4 B, and summed over rows, 2 B), the prob gradient (grad·bias, 4 B,
+// summed over h, 2 B) and the split's gradient concatenation (4 B) = 16 B in 4·E_l + 1 kernels.
+void ExpertFc2Bias(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
+  if (!c.model.moe.expert_bias || c.training.moe.te_op_fuser) return;
+  const int64_t elements = rows * c.model.hidden_size;
+  EagerChain(sink, kExpertActivation, "moe.experts.linear_fc2.bias",
+             EagerChainCost{.flops = 2 * elements,
+                            .forward_bytes = 12 * elements,
+                            .forward_launches = 2 * sz.local_experts + 1,
+                            .backward_bytes = 16 * elements,
+                            .backward_launches = 4 * sz.local_experts + 1});
+}
+
 // Expert fc1 (h -> 2F_e/u), the prob-weighted SwiGLU and fc2 (F_e/u -> h) over `rows` rows as
 // grouped GEMMs over the local experts; no communication inside (explicit_expert_comm, experts.py).
 void ExpertsForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
   const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
   const OpRole gemm = KernelRole(OpKind::kGemm, OpBlock::kMoeRouted);
   sink.Gemm("moe.experts.linear_fc1", gemm, rows, 2 * ffn, c.model.hidden_size, sz.local_experts);
+  ExpertClamp(sink, c, rows, ffn);
   SwiGlu(sink, kExpertActivation, "moe.experts.activation", rows, ffn, /*weighted=*/true);
   sink.Gemm("moe.experts.linear_fc2", gemm, rows, c.model.hidden_size, ffn, sz.local_experts);
+  ExpertFc2Bias(sink, c, sz, rows);
 }
 
 void ExpertsBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
   const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
   const int64_t h = c.model.hidden_size;
   const OpRole gemm = KernelRole(OpKind::kGemm, OpBlock::kMoeRouted);
+  ExpertFc2Bias(sink, c, sz, rows);
   sink.Dgrad("moe.experts.linear_fc2", gemm, rows, h, ffn, sz.local_experts);
   sink.Wgrad("moe.experts.linear_fc2", gemm, rows, h, ffn, sz.local_experts);
   SwiGlu(sink, kExpertActivation, "moe.experts.activation", rows, ffn, /*weighted=*/true);
+  ExpertClamp(sink, c, rows, ffn);
   sink.Dgrad("moe.experts.linear_fc1", gemm, rows, 2 * ffn, h, sz.local_experts);
   sink.Wgrad("moe.experts.linear_fc1", gemm, rows, 2 * ffn, h, sz.local_experts);
 }
@@ -298,8 +337,9 @@ void SharedExpertForward(OpSink& sink, const LayerOpContext& c) {
 
 void ExpertActivation(OpSink& sink, const LayerOpContext& c) {
   const MoeSizes sz = ComputeMoeSizes(c);
-  SwiGlu(sink, kExpertActivation, "moe.experts.activation", ExpertRows(c, sz),
-         c.model.moe.expert_ffn_hidden_size / sz.etp, /*weighted=*/true);
+  const int64_t rows = ExpertRows(c, sz), ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
+  ExpertClamp(sink, c, rows, ffn);
+  SwiGlu(sink, kExpertActivation, "moe.experts.activation", rows, ffn, /*weighted=*/true);
 }
 
 // The whole MoE layer forward: routed path, then the shared expert (a TP MLP of width F_s).

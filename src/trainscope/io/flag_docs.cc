@@ -183,6 +183,8 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--delay-wgrad-compute", FlagGroup::kTraining, "",
      "delay weight-gradient GEMMs (needs --overlap-moe-expert-parallel-comm)"},
     {"--moe-enable-deepep", FlagGroup::kTraining, "", "DeepEP kernels for the flex dispatcher"},
+    {"--use-transformer-engine-op-fuser", FlagGroup::kTraining, "",
+     "TE fused ops for the expert MLP (fuses GPT-OSS's clamp and fc2 bias)"},
     {"--moe-router-enable-expert-bias", FlagGroup::kTraining, "", "aux-loss-free expert bias"},
     {"--bf16", FlagGroup::kTraining, "", "bf16 parameters (default)"},
     {"--fp16", FlagGroup::kTraining, "", "fp16 parameters"},

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -123,6 +124,28 @@ bool IsHybrid(ModelFamily family) {
          family == ModelFamily::kQwen35Moe;
 }
 
+// YaRN's mscale at scaling factor `scale` (yarn_rotary_pos_embedding.py _yarn_get_mscale).
+double YarnMscale(double scale, double mscale) {
+  return scale <= 1.0 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0;
+}
+
+// The concentration factor Megatron multiplies RoPE's sin and cos by under YaRN
+// (_yarn_get_concentration_factor): mscale(factor) when rope_scaling gives no mscale /
+// mscale_all_dim pair, else their ratio; 1 without YaRN scaling.
+double YarnConcentration(const Node& text) {
+  if (!text.Has("rope_scaling") || !text.At("rope_scaling").is_object()) return 1.0;
+  const Node rope = text.Child("rope_scaling");
+  const std::string type = rope.Has("rope_type") ? rope.String("rope_type")
+                           : rope.Has("type")    ? rope.String("type")
+                                                 : std::string();
+  if (type != "yarn") return 1.0;
+  const double factor = rope.NumberOr("factor", 1.0);
+  if (!(factor > 0)) rope.Fail("factor", fmt::format("must be positive (got {})", factor));
+  if (!rope.Has("mscale") || !rope.Has("mscale_all_dim")) return YarnMscale(factor, 1.0);
+  return YarnMscale(factor, rope.NumberOr("mscale", 1.0)) /
+         YarnMscale(factor, rope.NumberOr("mscale_all_dim", 1.0));
+}
+
 void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
   config::AttentionConfig& attention = model.attention;
   attention.num_heads = text.PositiveInt("num_attention_heads");
@@ -173,6 +196,7 @@ void LoadAttention(const Node& text, ModelFamily family, ModelConfig& model) {
     attention.rope_theta = rope.NumberOr("rope_theta", attention.rope_theta);
     attention.rotary_fraction = rope.NumberOr("partial_rotary_factor", attention.rotary_fraction);
   }
+  attention.rope_concentration = YarnConcentration(text);
   if (!(attention.rotary_fraction > 0.0 && attention.rotary_fraction <= 1.0)) {
     text.Fail("partial_rotary_factor",
               fmt::format("must be in (0, 1] (got {})", attention.rotary_fraction));
@@ -338,6 +362,10 @@ void LoadMoe(const Node& text, ModelFamily family, ModelConfig& model) {
   moe.aux_loss_coef = text.NumberOr("router_aux_loss_coef", 0.0);
   moe.router_bias = family == ModelFamily::kGptOss;
   moe.expert_bias = family == ModelFamily::kGptOss;
+  moe.activation_clamp = text.NumberOr("swiglu_limit", 0.0);
+  if (moe.activation_clamp < 0) {
+    text.Fail("swiglu_limit", fmt::format("must be at least 0 (got {})", moe.activation_clamp));
+  }
   if (family == ModelFamily::kDeepSeekV3) LoadDeepSeekRouter(text, moe);
 }
 

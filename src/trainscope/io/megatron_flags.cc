@@ -162,6 +162,8 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> bool& { return r.training.moe.overlap_expert_parallel_comm; }),
       Switch({"--delay-wgrad-compute"}, true,
              [](R& r) -> bool& { return r.training.moe.delay_wgrad_compute; }),
+      Switch({"--use-transformer-engine-op-fuser"}, true,
+             [](R& r) -> bool& { return r.training.moe.te_op_fuser; }),
       Switch({"--moe-enable-deepep"}, true,
              [](R& r) -> bool& { return r.training.moe.enable_deepep; }),
       Switch({"--moe-router-enable-expert-bias"}, true,
