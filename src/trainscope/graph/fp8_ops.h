@@ -14,7 +14,8 @@
 
 namespace trainscope::graph {
 
-// How the decoder layers' TE GEMMs run in FP8, derived from the training configuration.
+// How the decoder layers' TE GEMMs run in FP8 (or NVFP4: recipe kNvfp4 under --fp4-format),
+// derived from the training configuration.
 struct Fp8Settings {
   bool enabled = false;  // --fp8-format set
   config::Fp8Recipe recipe = config::Fp8Recipe::kDelayed;
@@ -22,7 +23,8 @@ struct Fp8Settings {
   // (TE's FP8 weight workspace, is_first_microbatch); false with
   // --disable-parameter-transpose-cache, when every forward quantizes them again.
   bool cache_weights = true;
-  // --fp8-param-gather: the weights are stored in FP8, so no forward quantizes them.
+  // --fp8-param-gather (--fp4-param-gather under NVFP4): the weights are stored quantized, so
+  // no forward quantizes them.
   bool weights_in_fp8 = false;
   // The core attention runs in FP8 (--fp8-dot-product-attention under a recipe with fp8_dpa).
   bool dot_product_attention = false;
