@@ -78,13 +78,6 @@ double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const c
                             forward);
 }
 
-// The measured NVFP4-over-FP8 GEMM efficiency of `gpu`'s generation (compute_cost.h).
-double Fp4OverFp8Efficiency(const config::GpuSpec& gpu, const ComputeEfficiency& eff) {
-  return AttentionArchOf(gpu.compute_capability) == AttentionArch::kBlackwellUltra
-             ? eff.fp4_over_fp8_gemm_efficiency_ultra
-             : eff.fp4_over_fp8_gemm_efficiency;
-}
-
 // Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.
 double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
                               const ComputeEfficiency& eff, MathPrecision precision,
@@ -118,6 +111,12 @@ double AchievedFlopsPerSecond(const graph::Op& op, const config::GpuSpec& gpu,
 }
 
 }  // namespace
+
+double Fp4OverFp8Efficiency(const config::GpuSpec& gpu, const ComputeEfficiency& eff) {
+  return AttentionArchOf(gpu.compute_capability) == AttentionArch::kBlackwellUltra
+             ? eff.fp4_over_fp8_gemm_efficiency_ultra
+             : eff.fp4_over_fp8_gemm_efficiency;
+}
 
 std::optional<GdnBackend> GdnBackendFromName(std::string_view name) {
   for (const auto& [known, backend] : kGdnBackendNames) {

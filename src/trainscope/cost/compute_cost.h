@@ -178,6 +178,11 @@ inline constexpr double kTf32PerBf16Peak = 0.5;
 // transformer_engine/pytorch/utils.py, is_non_tn_fp8_gemm_supported).
 [[nodiscard]] bool HasNonTnFp8Gemm(const config::GpuSpec& gpu);
 
+// The measured NVFP4-over-FP8 GEMM efficiency of `gpu`'s generation:
+// fp4_over_fp8_gemm_efficiency_ultra on Blackwell Ultra (SM 10.3), else
+// fp4_over_fp8_gemm_efficiency.
+[[nodiscard]] double Fp4OverFp8Efficiency(const config::GpuSpec& gpu, const ComputeEfficiency& eff);
+
 // Seconds one compute op takes on `gpu`: max(flops / achieved peak, bytes / achieved HBM
 // bandwidth). FP8 cast ops (KernelClass::kFp8Cast) move op.bytes, less op.fp8_columnwise_bytes
 // on a GPU with HasNonTnFp8Gemm, at fp8_cast_memory_efficiency. The achieved peak is the BF16 peak

@@ -254,8 +254,7 @@ double StepTimeLowerBound(const study::Study& study, LayerPriceCache* cache) {
     peak = std::max(peak, gpu.fp8_flops_per_second * std::min(e.fp8_gemm_efficiency, 1.0));
   }
   if (t.precision.fp4 != config::Fp4Format::kNone) {
-    const double fp4 = e.fp8_gemm_efficiency * std::max(e.fp4_over_fp8_gemm_efficiency,
-                                                        e.fp4_over_fp8_gemm_efficiency_ultra);
+    const double fp4 = e.fp8_gemm_efficiency * cost::Fp4OverFp8Efficiency(gpu, e);
     peak = std::max(peak, gpu.fp4_flops_per_second * std::min(fp4, 1.0));
   }
   TRAINSCOPE_CHECK(peak > 0, "planner: the GPU has no peak FLOP/s");
