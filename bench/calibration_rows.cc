@@ -47,7 +47,11 @@ std::string SourceFamily(const std::string& source) {
 std::optional<config::Fp8Recipe> Fp8RecipeOf(const std::string& precision_lower) {
   if (!Contains(precision_lower, "fp8")) return std::nullopt;
   if (Contains(precision_lower, "mx")) return config::Fp8Recipe::kMxfp8;
-  if (Contains(precision_lower, "block")) return config::Fp8Recipe::kBlockwise;
+  // torchao's rowwise scaling (one scale per row of each operand) is closest to TE's blockwise
+  // recipe (one scale per 1x128 block of activations), the nearest recipe trainscope models.
+  if (Contains(precision_lower, "block") || Contains(precision_lower, "rowwise")) {
+    return config::Fp8Recipe::kBlockwise;
+  }
   if (Contains(precision_lower, "cs") || Contains(precision_lower, "tensorwise") ||
       Contains(precision_lower, "torchao")) {
     return config::Fp8Recipe::kTensorwise;
@@ -206,6 +210,17 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.data_parallel.megatron_fsdp = true;
     t.data_parallel.fsdp_strategy = config::FsdpStrategy::kOptimGradsParams;
     assumptions.push_back("FSDP as Megatron-FSDP optim_grads_params");
+  }
+  if (family == "torchtitan") {
+    // torchtitan's own modules and kernels (graph/torch_native_ops.cc). Its benchmarks compile
+    // the layers in every run except the plain "FSDP" rows of the December 2024 Tables 1 and 3
+    // (benchmarks/llama3_h100_202412_torchtitan.md; the async-TP page runs every command with
+    // --training.compile).
+    t.framework.framework = config::Framework::kTorchtitan;
+    const std::string first = Lower(row.notes.substr(0, row.notes.find(';')));
+    t.framework.torch_compile = first != "fsdp";
+    assumptions.push_back(t.framework.torch_compile ? "torchtitan, torch.compile"
+                                                    : "torchtitan, eager");
   }
   if (model.HasMoe()) {
     // Rows that name DeepEP or HybridEP ran Megatron's flex dispatcher; the others the alltoall

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -24,20 +23,12 @@
 namespace trainscope::bench {
 namespace {
 
-// Configurations that simulate identically share one simulation.
-std::string ConfigKey(const CalibrationCase& c) {
-  const config::TrainingConfig& t = c.training;
-  const config::ParallelSizes& p = t.parallel;
-  // The recipe settings (bench/bridge_recipes.h) differ between containers of one layout.
-  return fmt::format(
-      "{}|{}|{}|{} {} {} {} {} {} {}|{} {} {}|{}{}|{} {}|{}|{} {} {} {}", c.preset, c.gpu,
-      c.scale_out_fabric ? config::ToString(*c.scale_out_fabric) : "default", p.world_size,
-      p.tensor, p.pipeline, p.virtual_stages, p.context, p.expert, p.ExpertTensor(),
-      t.batch.micro_batch_size, t.batch.global_batch_size.value_or(0), t.batch.seq_length,
-      static_cast<int>(t.precision.fp8), static_cast<int>(t.precision.fp8_recipe),
-      static_cast<int>(t.recompute.granularity), fmt::join(t.recompute.modules, ","),
-      t.data_parallel.megatron_fsdp, static_cast<int>(t.moe.dispatcher), t.moe.enable_deepep,
-      t.moe.overlap_expert_parallel_comm, static_cast<int>(t.cuda_graph.impl));
+// Configurations that simulate identically share one simulation: the same model, GPU, fabric
+// and every training setting (TrainingConfig's equality covers them all, recipe settings and
+// framework profile included).
+bool SameSimulation(const CalibrationCase& a, const CalibrationCase& b) {
+  return a.preset == b.preset && a.gpu == b.gpu && a.scale_out_fabric == b.scale_out_fabric &&
+         a.training == b.training;
 }
 
 }  // namespace
@@ -97,13 +88,14 @@ std::vector<RowResult> Evaluate(const std::vector<CalibrationCase>& cases,
                                 const Efficiencies& efficiencies, bool extrapolate) {
   // One simulation per distinct configuration, spread over the hardware threads; each result
   // depends only on its case, so the output does not depend on the thread count.
-  std::map<std::string, size_t> index_of_key;
   std::vector<const CalibrationCase*> unique;
   std::vector<size_t> slot(cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
-    const auto [it, inserted] = index_of_key.emplace(ConfigKey(cases[i]), unique.size());
-    if (inserted) unique.push_back(&cases[i]);
-    slot[i] = it->second;
+    const auto same = std::find_if(unique.begin(), unique.end(), [&](const CalibrationCase* u) {
+      return SameSimulation(*u, cases[i]);
+    });
+    slot[i] = static_cast<size_t>(same - unique.begin());
+    if (same == unique.end()) unique.push_back(&cases[i]);
   }
   std::vector<std::pair<double, double>> simulated(unique.size());  // (tokens/s, TFLOP/s)
   const auto simulate = [&](const CalibrationCase& c) {

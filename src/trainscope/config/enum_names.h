@@ -25,7 +25,8 @@ inline constexpr EnumName<Framework> kFrameworkNames[] = {
     {Framework::kMegatronBridge, "megatron-bridge"},
     {Framework::kAreal, "areal"},
     {Framework::kSlime, "slime"},
-    {Framework::kVerl, "verl"}};
+    {Framework::kVerl, "verl"},
+    {Framework::kTorchtitan, "torchtitan"}};
 inline constexpr EnumName<BridgeVersion> kBridgeVersionNames[] = {
     {BridgeVersion::kV0_4, "0.4"}, {BridgeVersion::kV0_5, "0.5"}, {BridgeVersion::kV0_6, "0.6"}};
 inline constexpr EnumName<OptimizerKind> kOptimizerKindNames[] = {{OptimizerKind::kAdam, "adam"},

@@ -1,6 +1,7 @@
 // Framework profiles: the training framework that drives Megatron-Core (plain Megatron-Core,
 // Megatron-Bridge, AReaL, slime, verl) and, where its rules changed between releases, the
-// Megatron-Bridge version. A profile contributes validation rules (config/validate_framework.cc),
+// Megatron-Bridge version; and torchtitan, PyTorch's native trainer, as a peer to compare with
+// (its kernels, not Megatron's: graph/torch_native_ops.cc). A profile contributes validation rules (config/validate_framework.cc),
 // defaults (WithFrameworkDefaults) and implementation choices that change cost (slime's
 // duplicated Gated DeltaNet, graph/attention_ops.cc). docs/frameworks.md cites every source.
 #ifndef TRAINSCOPE_CONFIG_FRAMEWORK_H_
@@ -11,7 +12,7 @@
 namespace trainscope::config {
 
 // --framework.
-enum class Framework { kMegatronCore, kMegatronBridge, kAreal, kSlime, kVerl };
+enum class Framework { kMegatronCore, kMegatronBridge, kAreal, kSlime, kVerl, kTorchtitan };
 
 // --megatron-bridge: the Megatron-Bridge release whose Qwen3.5 provider and export apply.
 enum class BridgeVersion { kV0_4, kV0_5, kV0_6 };
@@ -22,6 +23,10 @@ struct FrameworkProfile {
   // support patches (megatron_bridge_patches.py: "Affected versions: megatron-bridge 0.4.0 and
   // 0.4.1").
   BridgeVersion bridge_version = BridgeVersion::kV0_4;
+  // --training.compile (torchtitan's TOML key [training] compile, as its command line spells
+  // it): each TransformerBlock compiled with torch.compile, so Inductor fuses the element-wise
+  // chains that eager PyTorch runs kernel by kernel. torchtitan only (rule F9).
+  bool torch_compile = false;
 
   // True when the model is built by Megatron-Bridge's providers: --framework megatron-bridge,
   // and AReaL, which builds Qwen3.5 through the bridge (AReaL PR #1384).
@@ -32,6 +37,11 @@ struct FrameworkProfile {
   // over TP and CP and the whole GDN computed unsplit on every TP·CP rank
   // (slime_plugins/models/hf_attention.py, HuggingfaceAttention.forward).
   [[nodiscard]] bool DuplicatesGdn() const { return framework == Framework::kSlime; }
+  // True when the layers are torchtitan's PyTorch modules (F.scaled_dot_product_attention,
+  // nn.Linear, torch element-wise ops), not Transformer Engine's.
+  [[nodiscard]] bool TorchNative() const { return framework == Framework::kTorchtitan; }
+  // True when those modules run eagerly: every element-wise op its own kernel.
+  [[nodiscard]] bool EagerTorch() const { return TorchNative() && !torch_compile; }
   friend bool operator==(const FrameworkProfile&, const FrameworkProfile&) = default;
 };
 

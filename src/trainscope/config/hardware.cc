@@ -38,10 +38,12 @@ std::array<GpuSpec, 12> GpuTable() {
       // NIC: 1x 400 Gb/s CX-7 per GPU.
       {"H100", Teraflops(989.4), Teraflops(1978.9), 80'999 * kBytesPerMiB, TerabytesPerSecond(3.35),
        GigabytesPerSecond(450), GigabitsPerSecond(400), Sm(9, 0)},
-      // H100 96 GB HBM2e, 500 W (Meta Grand Teton, torchtitan benchmarks). Its BF16 peak
-      // is below 989 and not published; 989.4 is used as an upper bound
-      // (unconfirmed), and FP8 likewise. Memory: published 96 GB, no usable figure.
-      {"H100-96GB", Teraflops(989.4), Teraflops(1978.9), DecimalGigabytes(96),
+      // H100 96 GB HBM2e, 500 W (Meta Grand Teton, torchtitan benchmarks). Its peak is not
+      // published: torchtitan's benchmark page (benchmarks/llama3_h100_202412_torchtitan.md,
+      // footnote 2) puts it "between SXM and NVL"; the midpoints of the dense datasheet figures
+      // are used (estimate): BF16 (835.5 NVL + 989.4 SXM) / 2 = 912.45, FP8 (1670.5 + 1978.9) / 2
+      // = 1824.7 TFLOP/s. Memory: published 96 GB, no usable figure.
+      {"H100-96GB", Teraflops(912.45), Teraflops(1824.7), DecimalGigabytes(96),
        TerabytesPerSecond(2.4), GigabytesPerSecond(450), GigabitsPerSecond(400), Sm(9, 0)},
       // H200 SXM: 141 GB HBM3e, "≈139-140 GiB usable, approximate"; the lower end is used.
       {"H200", Teraflops(989.4), Teraflops(1978.9), 139 * kBytesPerGiB, TerabytesPerSecond(4.8),

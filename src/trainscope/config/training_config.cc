@@ -49,6 +49,7 @@ TrainingConfig WithFrameworkDefaults(TrainingConfig training) {
       break;
     case Framework::kMegatronCore:
     case Framework::kMegatronBridge:
+    case Framework::kTorchtitan:
       break;
   }
   return training;
@@ -146,6 +147,7 @@ SequenceLayout TrainingConfig::ResolvedSequenceLayout(const ModelConfig& model) 
         return SequenceLayout::kBshd;
       case Framework::kMegatronCore:
       case Framework::kMegatronBridge:
+      case Framework::kTorchtitan:
         break;
     }
   }

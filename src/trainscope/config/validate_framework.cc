@@ -93,6 +93,17 @@ void CheckArealContextParallel(const ModelConfig& model, const TrainingConfig& t
                   "use --context-parallel-size 1, or --sequence-layout thd");
 }
 
+// TT1: --training.compile is torchtitan's switch; Megatron-Core's frameworks fuse with Transformer
+// Engine instead, so the flag would change nothing there.
+void CheckTorchCompile(const TrainingConfig& training, ValidationResult& result) {
+  if (!training.framework.torch_compile || training.framework.TorchNative()) return;
+  AddProfileError(result, ToString(training.framework.framework), "TT1",
+                  {kTorchCompile, kFramework},
+                  "--training.compile: torch.compile of the layers is torchtitan's; this "
+                  "framework runs Transformer Engine's fused kernels",
+                  "drop --training.compile, or use --framework torchtitan");
+}
+
 }  // namespace
 
 void CheckFrameworkRules(const ModelConfig& model, const TrainingConfig& training,
@@ -108,6 +119,7 @@ void CheckFrameworkRules(const ModelConfig& model, const TrainingConfig& trainin
     CheckBridgeMtpEmbedding(model, training, profile, result);
   }
   CheckArealContextParallel(model, training, result);
+  CheckTorchCompile(training, result);
 }
 
 }  // namespace trainscope::config::internal

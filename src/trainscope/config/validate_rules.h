@@ -80,6 +80,7 @@ inline constexpr char kFramework[] = "--framework";
 inline constexpr char kOptimizerCpuOffload[] = "--optimizer-cpu-offload";
 inline constexpr char kPrecisionAware[] = "--use-precision-aware-optimizer";
 inline constexpr char kBridge[] = "--megatron-bridge";
+inline constexpr char kTorchCompile[] = "--training.compile";
 inline constexpr char kMtp[] = "--mtp-num-layers";
 inline constexpr char kLayout[] = "--sequence-layout";
 inline constexpr char kGdnConv[] = "--linear-conv-kernel-dim";

@@ -55,6 +55,13 @@ enum class AttentionArch { kHopperOrOlder, kBlackwell, kBlackwellUltra };
 // whose doubled exponential rate speeds the softmax (forward more than backward); 1 otherwise.
 [[nodiscard]] double AttentionArchFactor(AttentionArch arch, bool forward);
 
+// Throughput of the kernel library `kernel` against Transformer Engine's fused (cuDNN) attention
+// on a GPU of compute capability `capability`: PyTorch SDPA's FlashAttention-2 backend on SM 9.0
+// and newer (measured on H100; Blackwell takes Hopper's ratio, unmeasured); 1 for TE and below
+// SM 9.0, where FlashAttention-2 is the reference kernel.
+[[nodiscard]] double AttentionKernelFactor(graph::AttentionKernel kernel,
+                                           config::ComputeCapability capability, bool forward);
+
 }  // namespace trainscope::cost
 
 #endif  // TRAINSCOPE_COST_ATTENTION_EFFICIENCY_H_

@@ -73,6 +73,7 @@ double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const c
           ? AttentionHeadDimFactor(op.attention_qk_head_dim, op.attention_v_head_dim, forward, arch)
           : 1.0;
   return head_dim * AttentionArchFactor(arch, forward) *
+         AttentionKernelFactor(op.attention_kernel, gpu.compute_capability, forward) *
          AttentionFp8Factor(arch, op.attention_precision,
                             IsMlaHeadDims(op.attention_qk_head_dim, op.attention_v_head_dim),
                             forward);

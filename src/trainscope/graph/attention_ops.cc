@@ -90,6 +90,8 @@ void QkNorm(OpSink& sink, const LayerOpContext& c) {
   Elementwise(sink, norm, "attention.k_norm", tokens * LocalKvHeads(c) * a.head_dim, kRmsNorm);
 }
 
+}  // namespace
+
 // RoPE on q and k (apply_rotary_pos_emb in attention.py forward): FLOPs over the rotated
 // rotary_fraction·d_h, bytes over the whole head. TE's fused kernel, except under a YaRN
 // concentration factor other than 1 (GPT-OSS), where Megatron falls back to the unfused torch
@@ -100,11 +102,16 @@ void QkNorm(OpSink& sink, const LayerOpContext& c) {
 // (4 B) = 24 B in 6 kernels, plus 6 small ones for cos·mscale and sin·mscale; backward grad·sin
 // (4 B), its negation (2 B) and concatenation (4 B), grad·cos (4 B) and the sum of the two paths
 // (6 B) = 20 B in 5 kernels.
+// Under --framework torchtitan, its complex-number RoPE (TorchRope).
 void Rope(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t rotated = std::llround(a.rotary_fraction * static_cast<double>(a.head_dim));
   if (rotated <= 0) return;
   const int64_t vectors = c.TokensPerRank() * (a.num_heads / Tp(c) + LocalKvHeads(c));
+  if (c.training.framework.TorchNative()) {
+    TorchRope(sink, c, vectors * a.head_dim, vectors * rotated);
+    return;
+  }
   if (a.rope_concentration == 1.0) {
     Kernel(sink, kAttentionKernel, "attention.rope", vectors * rotated * kRope.flops,
            vectors * a.head_dim * kRope.bytes);
@@ -119,6 +126,8 @@ void Rope(OpSink& sink, const LayerOpContext& c) {
                             .backward_bytes = 20 * elements,
                             .backward_launches = kCalls * 5});
 }
+
+namespace {
 
 // Gated attention: core output × sigmoid(gate) over the q/t local query width.
 void OutputGate(OpSink& sink, const LayerOpContext& c) {
@@ -249,7 +258,9 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   }
   sink.Attention(name, KernelRole(OpKind::kAttentionCore, OpBlock::kAttention), multiplier * flops,
                  multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes), pairs, a.head_dim,
-                 c.CoreValueHeadDim());
+                 c.CoreValueHeadDim(),
+                 c.training.framework.TorchNative() ? AttentionKernel::kTorchSdpaFlash
+                                                    : AttentionKernel::kTeFused);
 }
 
 void AttentionForward(OpSink& sink, const LayerOpContext& c) {
@@ -265,6 +276,7 @@ void AttentionForward(OpSink& sink, const LayerOpContext& c) {
   }
   QkNorm(sink, c);
   Rope(sink, c);
+  if (c.training.framework.TorchNative()) RepeatKv(sink, c);
   CpBeforeCore(sink, c, sink.layer(), /*backward=*/false);
   CoreAttention(sink, c, 1);
   CpAfterCore(sink, c, sink.layer(), /*backward=*/false);
@@ -280,6 +292,7 @@ void AttentionBackward(OpSink& sink, const LayerOpContext& c) {
   CpBeforeCore(sink, c, sink.layer(), /*backward=*/true);
   CoreAttention(sink, c, 2);
   CpAfterCore(sink, c, sink.layer(), /*backward=*/true);
+  if (c.training.framework.TorchNative()) RepeatKv(sink, c);
   Rope(sink, c);
   QkNorm(sink, c);
   if (Tp(c) > a.num_kv_heads) {  // g < t: RS of the same size in backward

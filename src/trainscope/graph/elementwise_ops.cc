@@ -32,8 +32,15 @@ int64_t ShardTokens(const LayerOpContext& c) {
 }
 
 void HiddenNorm(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name) {
-  Elementwise(sink, KernelRole(OpKind::kNorm, block, OpModule::kPreNorm), name,
-              ShardTokens(c) * c.model.hidden_size,
+  const OpRole role = KernelRole(OpKind::kNorm, block, OpModule::kPreNorm);
+  const int64_t elements = ShardTokens(c) * c.model.hidden_size;
+  if (c.training.framework.TorchNative() && c.model.norm == config::NormKind::kRmsNorm) {
+    // torchtitan compiles the TransformerBlocks only: the final norm stays eager.
+    TorchRmsNorm(sink, role, name, elements,
+                 c.training.framework.torch_compile && block != OpBlock::kLmHead);
+    return;
+  }
+  Elementwise(sink, role, name, elements,
               c.model.norm == config::NormKind::kLayerNorm ? kLayerNorm : kRmsNorm);
 }
 

@@ -73,6 +73,29 @@ struct EagerChainCost {
 // backward counts 2x the FLOPs.
 void EagerChain(OpSink& sink, OpRole role, const std::string& name, const EagerChainCost& cost);
 
+// torchtitan's PyTorch modules (graph/torch_native_ops.cc; docs/cost-model.md, "torchtitan"):
+// eager RMSNorm (norms.py RMSNorm: x.float(), pow, mean, rsqrt, scale, type_as, weight) over
+// `elements` hidden elements, or, `compiled` by torch.compile, Inductor's one-pass kernel.
+void TorchRmsNorm(OpSink& sink, OpRole role, const std::string& name, int64_t elements,
+                  bool compiled);
+// torchtitan's complex-number RoPE (model.py apply_rotary_emb) over `elements` q and k elements
+// with `rotated_elements` of them rotated; eager, or fused under --training.compile (as the
+// SwiGLU below).
+void TorchRope(OpSink& sink, const LayerOpContext& c, int64_t elements, int64_t rotated_elements);
+// F.silu(w1(x)) * w3(x) over `elements` FFN elements.
+void TorchSwiGlu(OpSink& sink, const LayerOpContext& c, OpRole role, const std::string& name,
+                 int64_t elements);
+// repeat_kv: K and V expanded from the KV heads to the query heads and copied, because
+// F.scaled_dot_product_attention takes equal head counts (backward: the sum over the copies).
+void RepeatKv(OpSink& sink, const LayerOpContext& c);
+// The loss on logits upcast to fp32 (train.py loss_fn: cross_entropy(pred.float())) over
+// `tokens` x `vocab` local logits.
+void TorchCrossEntropy(OpSink& sink, OpRole role, const std::string& name, int64_t tokens,
+                       int64_t vocab);
+// What torchtitan's op-level selective checkpointing replays in the backward of a dense
+// attention + SwiGLU layer (parallelize_llama.py _apply_ac_to_transformer_block, option "op").
+void TorchOpSacRecompute(OpSink& sink, const LayerOpContext& c);
+
 // Appends the kernel `name` with role `role` and the given forward cost, or its backward (see
 // the header note).
 void Kernel(OpSink& sink, OpRole role, const std::string& name, int64_t flops, int64_t bytes);

@@ -210,6 +210,11 @@ void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
   sink.Gemm(prefix + ".output_layer", KernelRole(OpKind::kGemm, block, OpModule::kColumnLinear),
             tokens, vocab, c.model.hidden_size);
   sink.set_high_precision_gemms(false);
+  if (c.training.framework.TorchNative()) {
+    internal::TorchCrossEntropy(sink, KernelRole(OpKind::kLoss, block), prefix + ".cross_entropy",
+                                tokens, vocab);
+    return;
+  }
   sink.Compute(prefix + ".cross_entropy", KernelRole(OpKind::kLoss, block), 5 * tokens * vocab,
                tokens * vocab * kFp32Bytes);
   // The order (max, target logit, exp sum) is part of the contract (report/simai_blocks.cc).
@@ -222,8 +227,13 @@ void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
 void LmHeadBackwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
                         const std::string& prefix) {
   const int64_t vocab = c.PaddedVocab() / Tp(c), tokens = c.TokensPerRank();
-  sink.Compute(prefix + ".cross_entropy.backward", KernelRole(OpKind::kLoss, block),
-               2 * tokens * vocab, 2 * tokens * vocab * kFp32Bytes);
+  if (c.training.framework.TorchNative()) {
+    internal::TorchCrossEntropy(sink, KernelRole(OpKind::kLoss, block), prefix + ".cross_entropy",
+                                tokens, vocab);
+  } else {
+    sink.Compute(prefix + ".cross_entropy.backward", KernelRole(OpKind::kLoss, block),
+                 2 * tokens * vocab, 2 * tokens * vocab * kFp32Bytes);
+  }
   sink.set_high_precision_gemms(!sink.fp8().output_proj);
   ColumnBackward(sink, c, block, prefix + ".output_layer", vocab, c.model.hidden_size,
                  c.ActivationBytes());
@@ -300,7 +310,14 @@ std::vector<Op> DecoderLayerRecompute(const LayerOpContext& context, int64_t lay
   }
   TRAINSCOPE_CHECK(layer >= 0 && layer < context.model.NumLayers(), "layer out of range");
   OpSink sink(Phase::kRecompute, layer, MakeFp8Settings(context.training));
-  SelectiveRecompute(sink, context, context.model.layers[static_cast<size_t>(layer)]);
+  const LayerSpec spec = context.model.layers[static_cast<size_t>(layer)];
+  // torchtitan's "selective" is its op-level policy, on its dense attention layers.
+  if (context.training.framework.TorchNative() && spec.mixer == MixerKind::kAttention &&
+      spec.ffn == config::FfnKind::kDense) {
+    internal::TorchOpSacRecompute(sink, context);
+  } else {
+    SelectiveRecompute(sink, context, spec);
+  }
   return sink.Take();
 }
 

@@ -138,6 +138,11 @@ enum class Fp8Operand {
 // with per-tensor scales (the delayed and tensorwise recipes) or MXFP8.
 enum class AttentionPrecision { kBf16, kFp8PerTensor, kMxfp8 };
 
+// The library a core-attention kernel comes from: Transformer Engine's fused attention (cuDNN;
+// Megatron-Core's frameworks) or PyTorch's F.scaled_dot_product_attention, whose flash backend is
+// FlashAttention-2 (torchtitan).
+enum class AttentionKernel { kTeFused, kTorchSdpaFlash };
+
 // What an op is, set by the graph builders next to its name.
 struct OpRole {
   OpKind kind = OpKind::kUnset;
@@ -189,6 +194,7 @@ struct Op {
   int64_t attention_qk_head_dim = 0;
   int64_t attention_v_head_dim = 0;
   AttentionPrecision attention_precision = AttentionPrecision::kBf16;
+  AttentionKernel attention_kernel = AttentionKernel::kTeFused;
   // Host launches the op issues, in units of one eager PyTorch kernel launch (graph/op_sink.h
   // sets them per op kind; docs/cost-model.md "Launch and host overhead"). 0 for communication
   // ops (their host cost is inside their latency) and host-side ops.

@@ -72,12 +72,17 @@ void RowBackward(OpSink& sink, const LayerOpContext& c, OpBlock block, const std
 
 namespace {
 
-// SwiGLU, or GeLU for a plain GPT's dense MLP (block kMlp only; shared experts are SwiGLU).
+// SwiGLU, or GeLU for a plain GPT's dense MLP (block kMlp only; shared experts are SwiGLU);
+// torchtitan's F.silu(w1(x)) * w3(x) under --framework torchtitan.
 void MlpActivationOp(OpSink& sink, const LayerOpContext& c, OpBlock block,
                      const std::string& prefix, int64_t ffn) {
   const OpRole role = KernelRole(OpKind::kElementwise, block);
   if (block == OpBlock::kMlp && c.model.mlp.activation == config::MlpActivation::kGelu) {
     Gelu(sink, role, prefix + ".activation", c.TokensPerRank(), ffn / Tp(c));
+    return;
+  }
+  if (c.training.framework.TorchNative()) {
+    TorchSwiGlu(sink, c, role, prefix + ".activation", c.TokensPerRank() * (ffn / Tp(c)));
     return;
   }
   SwiGlu(sink, role, prefix + ".activation", c.TokensPerRank(), ffn / Tp(c), /*weighted=*/false);

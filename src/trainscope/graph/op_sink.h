@@ -85,8 +85,10 @@ class OpSink {
   // A core-attention kernel computing `pairs` (query, key) pairs over its batch and heads, of
   // query/key head dim `qk_head_dim` and value head dim `v_head_dim`.
   void Attention(std::string name, OpRole role, int64_t flops, int64_t bytes, int64_t pairs,
-                 int64_t qk_head_dim, int64_t v_head_dim) {
+                 int64_t qk_head_dim, int64_t v_head_dim,
+                 AttentionKernel kernel = AttentionKernel::kTeFused) {
     Compute(std::move(name), role, flops, bytes);
+    ops_.back().attention_kernel = kernel;
     ops_.back().attention_pairs = pairs;
     ops_.back().attention_qk_head_dim = qk_head_dim;
     ops_.back().attention_v_head_dim = v_head_dim;

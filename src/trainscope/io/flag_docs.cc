@@ -270,8 +270,13 @@ constexpr FlagDoc kFlagDocs[] = {
      "dynamic batching's token budget per GPU; a micro-batch holds at most N·c tokens, <= 1e8"},
     {"--data-pad-size-multiplier", FlagGroup::kTraining, "N",
      "slime pads each packed micro-batch to a multiple of t·N tokens (default 128)"},
-    {"--framework", FlagGroup::kTraining, "megatron-core|megatron-bridge|areal|slime|verl",
-     "framework profile: its rules, defaults and GDN implementation (default megatron-core)"},
+    {"--framework", FlagGroup::kTraining,
+     "megatron-core|megatron-bridge|areal|slime|verl|torchtitan",
+     "framework profile: its rules, defaults and kernels (default megatron-core; torchtitan: "
+     "PyTorch's modules, SDPA and op-level SAC)"},
+    {"--training.compile", FlagGroup::kTraining, "",
+     "torchtitan: torch.compile each layer (Inductor fuses the element-wise ops; alias "
+     "--compile.enable)"},
     {"--megatron-bridge", FlagGroup::kTraining, "0.4|0.5|0.6",
      "Megatron-Bridge release whose rules apply (bridge and areal; default 0.4)"},
 };

@@ -301,6 +301,8 @@ std::vector<FlagSpec> TrainingFlags() {
           [](R& r) -> std::optional<int64_t>& { return r.dynamic_batch.data_pad_size_multiplier; }),
       Choice({"--framework"}, config::kFrameworkNames,
              [](R& r) -> config::Framework& { return r.training.framework.framework; }),
+      Switch({"--training.compile", "--compile.enable"}, true,
+             [](R& r) -> bool& { return r.training.framework.torch_compile; }),
       Choice({"--megatron-bridge"}, config::kBridgeVersionNames,
              [](R& r) -> config::BridgeVersion& { return r.training.framework.bridge_version; }),
   };
