@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "trainscope/io/hf_config_loader.h"
+
 namespace trainscope::bench {
 namespace {
 
@@ -46,6 +48,28 @@ TEST(CalibrationRowsTest, FigureNames) {
   EXPECT_EQ(ToString(MemoryFigure::kAllocated), "allocated");
   EXPECT_EQ(ToString(MemoryFigure::kReserved), "reserved");
   EXPECT_EQ(ToString(MemoryFigure::kNvidiaSmi), "nvidia-smi");
+}
+
+// torchtitan's benchmark rows run its own modules (--framework torchtitan); every run compiles
+// the layers except the plain "FSDP" rows of benchmarks/llama3_h100_202412_torchtitan.md Tables
+// 1 and 3 (line 262: "FSDP; FSDP8; ...", line 263: "FSDP+compile; ...").
+TEST(CalibrationRowsTest, TorchtitanRowsRunItsModulesCompiledUnlessPlainFsdp) {
+  const io::CalibrationRow eager =
+      Row("pytorch/torchtitan benchmarks/llama3_h100_202412", "FSDP; FSDP8; LBS2; selective AC");
+  const io::CalibrationRow compiled = Row("pytorch/torchtitan benchmarks/llama3_h100_202412",
+                                          "FSDP+compile; FSDP8; LBS2; selective AC");
+  const io::CalibrationRow table5 =
+      Row("pytorch/torchtitan benchmarks/llama3_h100_202412", "FSDP8 TP8 PP8 interleaved 1F1B");
+  const config::ModelConfig model = io::LoadPreset("Llama-3.1-8B");
+  std::vector<std::string> assumptions;
+  const config::TrainingConfig e = BaseTraining(model, eager, assumptions);
+  EXPECT_EQ(e.framework.framework, config::Framework::kTorchtitan);
+  EXPECT_FALSE(e.framework.torch_compile);
+  EXPECT_TRUE(BaseTraining(model, compiled, assumptions).framework.torch_compile);
+  EXPECT_TRUE(BaseTraining(model, table5, assumptions).framework.torch_compile);
+  EXPECT_EQ(BaseTraining(model, Row("NVIDIA-NeMo/Megatron-Bridge docs", "DP1"), assumptions)
+                .framework.framework,
+            config::Framework::kMegatronCore);
 }
 
 }  // namespace

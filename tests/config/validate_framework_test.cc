@@ -161,5 +161,20 @@ TEST(ValidateFrameworkTest, CpuOffloadedOptimizerNeedsThePrecisionAwareOptimizer
   EXPECT_TRUE(Validate(model, training).ok());
 }
 
+// TT1: --training.compile is torchtitan's switch (its [training] compile key); under a
+// Megatron-Core framework it would change nothing, so it is refused with the fix.
+TEST(ValidateFrameworkTest, TorchCompileNeedsTorchtitan) {
+  const ModelConfig model = io::LoadPreset("Llama-3-8B");
+  TrainingConfig training = Layout(Framework::kMegatronCore, 8, 1, 1, 1, std::nullopt);
+  training.framework.torch_compile = true;
+  const ValidationResult refused = Validate(model, training);
+  const Violation* tt1 = Find(refused.errors, "TT1");
+  ASSERT_NE(tt1, nullptr);
+  EXPECT_EQ(tt1->profile, "megatron-core");
+  EXPECT_THAT(tt1->fix, testing::HasSubstr("--framework torchtitan"));
+  training.framework.framework = Framework::kTorchtitan;
+  EXPECT_EQ(Find(Validate(model, training).errors, "TT1"), nullptr);
+}
+
 }  // namespace
 }  // namespace trainscope::config

@@ -218,5 +218,25 @@ TEST(AttentionHeadDimTest, ScalesTheCoreKernelTimeByGpuGeneration) {
   EXPECT_DOUBLE_EQ(ComputeSeconds(op, gb200, eff, MathPrecision::kBf16), at_128);
 }
 
+// PyTorch SDPA's FlashAttention-2 backend against cuDNN on H100 (FlashAttention-3 paper,
+// arXiv:2407.08608, Figures 5 (d) and 6, head dim 128, 2k-16k tokens): forward 298/484, 319/518,
+// 333/529, 335/539 (mean 0.6206), backward 291/465, 310/499, 318/518, 322/516 (mean 0.6212).
+// Below SM 9.0 FlashAttention-2 is the reference kernel (1).
+TEST(AttentionEfficiencyTest, TorchSdpaFlashAgainstCudnnOnHopper) {
+  const double forward = (298.0 / 484 + 319.0 / 518 + 333.0 / 529 + 335.0 / 539) / 4;
+  const double backward = (291.0 / 465 + 310.0 / 499 + 318.0 / 518 + 322.0 / 516) / 4;
+  const config::ComputeCapability hopper = config::FindGpu("H100")->compute_capability;
+  EXPECT_NEAR(AttentionKernelFactor(graph::AttentionKernel::kTorchSdpaFlash, hopper, true), forward,
+              1e-12);
+  EXPECT_NEAR(AttentionKernelFactor(graph::AttentionKernel::kTorchSdpaFlash, hopper, false),
+              backward, 1e-12);
+  EXPECT_NEAR(forward, 0.6206, 1e-4);
+  EXPECT_NEAR(backward, 0.6212, 1e-4);
+  EXPECT_DOUBLE_EQ(AttentionKernelFactor(graph::AttentionKernel::kTeFused, hopper, true), 1.0);
+  EXPECT_DOUBLE_EQ(AttentionKernelFactor(graph::AttentionKernel::kTorchSdpaFlash,
+                                         config::FindGpu("A100")->compute_capability, true),
+                   1.0);
+}
+
 }  // namespace
 }  // namespace trainscope::cost

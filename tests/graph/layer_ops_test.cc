@@ -987,5 +987,66 @@ TEST(LayerOpsTest, GptOssEagerClampBiasAndUnfusedRope) {
             4096 * (16 + 4) * 128 * 4);
 }
 
+// torchtitan's Llama-3-8B layer (--framework torchtitan; torchtitan 9dec370 norms.py, model.py,
+// train.py, parallelize_llama.py), t = 1, s = 4096, b = 1 (T = 4,096 tokens; h 4,096, 32 query
+// and 8 KV heads of 128, FFN 14,336, vocabulary 128,256, already a multiple of 128):
+// - eager RMSNorm over T·h = 16,777,216 elements: 36 B forward in 7 kernels (float 6, pow 8,
+//   mean 4, scale 8, type_as 6, weight 4), 84 B backward in 13: 603,979,776 and 1,409,286,144 B;
+// - compiled (Inductor), the one-pass 4 B per element: 67,108,864 B; the final norm stays eager
+//   (only the TransformerBlocks are compiled);
+// - the complex RoPE over q and k, T·(32 + 8)·128 = 20,971,520 elements at 20 B each way, 6
+//   kernels: 419,430,400 B;
+// - repeat_kv copies K and V to 32 heads: 2·T·(32 + 8)·128·2 B = 83,886,080 B;
+// - eager SwiGLU over T·14,336 = 58,720,256 elements: 10 B forward, 18 B backward;
+// - the fp32 loss over T·128,256 = 525,336,576 logits: 18 B forward, 22 B backward;
+// - op-level SAC replays wk, wo and w3: 2·T·h·(1,024 + 4,096 + 14,336) = 652,835,028,992 FLOPs;
+// - the core attention is PyTorch SDPA's FlashAttention-2 kernel.
+TEST(LayerOpsTest, TorchtitanEagerAndCompiledKernels) {
+  const config::ModelConfig model = io::LoadPreset("Llama-3-8B");
+  config::TrainingConfig training = Training(1, false);
+  training.framework.framework = config::Framework::kTorchtitan;
+  training.recompute.granularity = config::RecomputeGranularity::kSelective;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  EXPECT_EQ(Named(fwd, "attention.input_norm").bytes, 603'979'776);
+  EXPECT_EQ(Named(fwd, "attention.input_norm").num_launches, 7);
+  EXPECT_EQ(Named(bwd, "attention.input_norm.backward").bytes, 1'409'286'144);
+  EXPECT_EQ(Named(bwd, "attention.input_norm.backward").num_launches, 13);
+  EXPECT_EQ(Named(fwd, "attention.rope").bytes, 419'430'400);
+  EXPECT_EQ(Named(bwd, "attention.rope.backward").bytes, 419'430'400);
+  EXPECT_EQ(Named(fwd, "attention.rope").num_launches, 6);
+  EXPECT_EQ(Named(fwd, "attention.repeat_kv").bytes, 83'886'080);
+  EXPECT_EQ(Named(bwd, "attention.repeat_kv.backward").bytes, 83'886'080);
+  EXPECT_EQ(IndexOf(fwd, "attention.repeat_kv") + 1, IndexOf(fwd, "attention.core"));
+  EXPECT_EQ(Named(fwd, "attention.core").attention_kernel, AttentionKernel::kTorchSdpaFlash);
+  EXPECT_EQ(Named(fwd, "mlp.activation").bytes, 10 * 58'720'256);
+  EXPECT_EQ(Named(bwd, "mlp.activation.backward").bytes, 18 * 58'720'256);
+  const std::vector<Op> head = LmHeadAndLossForward(context);
+  EXPECT_EQ(Named(head, "lm_head.cross_entropy").bytes, 18 * 525'336'576LL);
+  EXPECT_EQ(Named(LmHeadAndLossBackward(context), "lm_head.cross_entropy.backward").bytes,
+            22 * 525'336'576LL);
+  int64_t replayed_gemm_flops = 0;
+  for (const Op& op : DecoderLayerRecompute(context, 0, /*recompute_full_layer=*/false)) {
+    if (op.role.kind == OpKind::kGemm) replayed_gemm_flops += op.flops;
+  }
+  EXPECT_EQ(replayed_gemm_flops, 652'835'028'992);
+
+  config::TrainingConfig compiled = training;
+  compiled.framework.torch_compile = true;
+  const LayerOpContext compiled_context = MakeLayerOpContext(model, compiled);
+  EXPECT_EQ(Named(DecoderLayerForward(compiled_context, 0), "attention.input_norm").bytes,
+            67'108'864);
+  EXPECT_EQ(Named(LmHeadAndLossForward(compiled_context), "lm_head.final_norm").bytes, 603'979'776);
+
+  // Megatron-Core's layer keeps TE's kernels: no K/V copy, fused attention.
+  config::TrainingConfig megatron = training;
+  megatron.framework = {};
+  const LayerOpContext megatron_context = MakeLayerOpContext(model, megatron);
+  EXPECT_FALSE(HasOp(DecoderLayerForward(megatron_context, 0), "attention.repeat_kv"));
+  EXPECT_EQ(Named(DecoderLayerForward(megatron_context, 0), "attention.core").attention_kernel,
+            AttentionKernel::kTeFused);
+}
+
 }  // namespace
 }  // namespace trainscope::graph

@@ -1,9 +1,10 @@
 // Framework profiles: the training framework that drives Megatron-Core (plain Megatron-Core,
 // Megatron-Bridge, AReaL, slime, verl) and, where its rules changed between releases, the
 // Megatron-Bridge version; and torchtitan, PyTorch's native trainer, as a peer to compare with
-// (its kernels, not Megatron's: graph/torch_native_ops.cc). A profile contributes validation rules (config/validate_framework.cc),
-// defaults (WithFrameworkDefaults) and implementation choices that change cost (slime's
-// duplicated Gated DeltaNet, graph/attention_ops.cc). docs/frameworks.md cites every source.
+// (its kernels, not Megatron's: graph/torch_native_ops.cc). A profile contributes validation rules
+// (config/validate_framework.cc), defaults (WithFrameworkDefaults) and implementation choices that
+// change cost (slime's duplicated Gated DeltaNet, graph/attention_ops.cc). docs/frameworks.md cites
+// every source.
 #ifndef TRAINSCOPE_CONFIG_FRAMEWORK_H_
 #define TRAINSCOPE_CONFIG_FRAMEWORK_H_
 

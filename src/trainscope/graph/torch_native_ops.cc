@@ -22,9 +22,11 @@ namespace {
 //   backward: ·weight 2+2 and its weight gradient (g·y 2+2+2, row sum 2), type_as 2+4, x·rsqrt
 //   4+4 and its rsqrt gradient (g·x 4+4+4, row sum 4), mean's expand 4, pow's 2x 4+4 and product
 //   4+4+4, the sum of x's two gradient paths 4+4+4, float() 4+2 = 84 B, 13 kernels.
-constexpr EagerChainCost kEagerRmsNormPerElement{
-    .flops = 4, .forward_bytes = 36, .forward_launches = 7, .backward_bytes = 84,
-    .backward_launches = 13};
+constexpr EagerChainCost kEagerRmsNormPerElement{.flops = 4,
+                                                 .forward_bytes = 36,
+                                                 .forward_launches = 7,
+                                                 .backward_bytes = 84,
+                                                 .backward_launches = 13};
 // apply_rotary_emb per q or k element: xq.float() 2+4, the complex product with freqs_cis 4+4
 // (the per-position table is shared by the heads and batch), type_as 4+2 = 20 B in 3 kernels
 // per tensor; backward the same three in reverse (grad·conj(freqs), float and back) = 20 B.
@@ -32,16 +34,20 @@ constexpr int64_t kEagerRopeBytes = 20;
 constexpr int64_t kEagerRopeLaunchesPerTensor = 3;
 // F.silu(a) * b per FFN element: silu 2+2, product 2+2+2 = 10 B in 2 kernels; backward the two
 // product gradients (g·b and g·silu(a): 2+2+2 each) and silu's 2+2+2 = 18 B in 3 kernels.
-constexpr EagerChainCost kEagerSwiGluPerElement{
-    .flops = 6, .forward_bytes = 10, .forward_launches = 2, .backward_bytes = 18,
-    .backward_launches = 3};
+constexpr EagerChainCost kEagerSwiGluPerElement{.flops = 6,
+                                                .forward_bytes = 10,
+                                                .forward_launches = 2,
+                                                .backward_bytes = 18,
+                                                .backward_launches = 3};
 // cross_entropy(pred.float()) per logit: the fp32 copy 2+4, log_softmax (max and sum passes over
 // the row, then the write) 4+4+4 = 18 B; backward nll_loss's zero-filled gradient 4,
 // log_softmax's 4+4+4, and the cast back 4+2 = 22 B. 3 kernels forward (float, log_softmax,
 // nll_loss) and 3 backward.
-constexpr EagerChainCost kFp32LossPerLogit{
-    .flops = 5, .forward_bytes = 18, .forward_launches = 3, .backward_bytes = 22,
-    .backward_launches = 3};
+constexpr EagerChainCost kFp32LossPerLogit{.flops = 5,
+                                           .forward_bytes = 18,
+                                           .forward_launches = 3,
+                                           .backward_bytes = 22,
+                                           .backward_launches = 3};
 
 EagerChainCost Times(const EagerChainCost& per_element, int64_t elements) {
   return {.flops = per_element.flops * elements,
