@@ -47,9 +47,16 @@ TrainingConfig WithFrameworkDefaults(TrainingConfig training) {
     case Framework::kSlime:
       training.data_parallel.distributed_optimizer = true;
       break;
+    case Framework::kTorchtitan:
+      // FSDP2 shards parameters, gradients and optimizer states over the data-parallel ranks
+      // (torchtitan's data_parallel_shard_degree -1: all of them), which trainscope prices as
+      // Megatron-FSDP's optim_grads_params.
+      training.data_parallel.distributed_optimizer = false;
+      training.data_parallel.megatron_fsdp = true;
+      training.data_parallel.fsdp_strategy = FsdpStrategy::kOptimGradsParams;
+      break;
     case Framework::kMegatronCore:
     case Framework::kMegatronBridge:
-    case Framework::kTorchtitan:
       break;
   }
   return training;
