@@ -996,7 +996,8 @@ TEST(LayerOpsTest, GptOssEagerClampBiasAndUnfusedRope) {
 //   (only the TransformerBlocks are compiled);
 // - the complex RoPE over q and k, T·(32 + 8)·128 = 20,971,520 elements at 20 B each way, 6
 //   kernels: 419,430,400 B;
-// - repeat_kv copies K and V to 32 heads: 2·T·(32 + 8)·128·2 B = 83,886,080 B;
+// - repeat_kv copies K and V to 32 heads: 2·T·(32 + 8)·128·2 B = 83,886,080 B; its backward
+//   sums the 32 − 8 extra copies of each K and V element back;
 // - eager SwiGLU over T·14,336 = 58,720,256 elements: 10 B forward, 18 B backward;
 // - the fp32 loss over T·128,256 = 525,336,576 logits: 18 B forward, 22 B backward;
 // - op-level SAC replays wk, wo and w3: 2·T·h·(1,024 + 4,096 + 14,336) = 652,835,028,992 FLOPs;
@@ -1018,6 +1019,7 @@ TEST(LayerOpsTest, TorchtitanEagerAndCompiledKernels) {
   EXPECT_EQ(Named(fwd, "attention.rope").num_launches, 6);
   EXPECT_EQ(Named(fwd, "attention.repeat_kv").bytes, 83'886'080);
   EXPECT_EQ(Named(bwd, "attention.repeat_kv.backward").bytes, 83'886'080);
+  EXPECT_EQ(Named(bwd, "attention.repeat_kv.backward").flops, 2 * 4096 * (32 - 8) * 128);
   EXPECT_EQ(IndexOf(fwd, "attention.repeat_kv") + 1, IndexOf(fwd, "attention.core"));
   EXPECT_EQ(Named(fwd, "attention.core").attention_kernel, AttentionKernel::kTorchSdpaFlash);
   EXPECT_EQ(Named(fwd, "mlp.activation").bytes, 10 * 58'720'256);

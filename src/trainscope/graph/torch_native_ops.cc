@@ -108,8 +108,10 @@ void RepeatKv(OpSink& sink, const LayerOpContext& c) {
   const int64_t bytes = 2 * c.TokensPerRank() * (heads + kv_heads) * a.head_dim * kBf16Bytes;
   const OpRole role = KernelRole(OpKind::kElementwise, OpBlock::kAttention);
   const bool backward = sink.phase() == Phase::kBackward;
+  // The backward's sum adds n_l − g_l copies per K and V element.
+  const int64_t sum_flops = 2 * c.TokensPerRank() * (heads - kv_heads) * a.head_dim;
   sink.Compute(backward ? "attention.repeat_kv.backward" : "attention.repeat_kv", role,
-               backward ? c.TokensPerRank() * heads * a.head_dim * 2 : 0, bytes, 2);
+               backward ? sum_flops : 0, bytes, 2);
 }
 
 void TorchCrossEntropy(OpSink& sink, OpRole role, const std::string& name, int64_t tokens,
