@@ -26,7 +26,7 @@ struct FrameworkProfile {
   BridgeVersion bridge_version = BridgeVersion::kV0_4;
   // --training.compile (torchtitan's TOML key [training] compile, as its command line spells
   // it): each TransformerBlock compiled with torch.compile, so Inductor fuses the element-wise
-  // chains that eager PyTorch runs kernel by kernel. torchtitan only (rule F9).
+  // chains that eager PyTorch runs kernel by kernel. torchtitan only (rule TT1).
   bool torch_compile = false;
 
   // True when the model is built by Megatron-Bridge's providers: --framework megatron-bridge,
@@ -41,8 +41,6 @@ struct FrameworkProfile {
   // True when the layers are torchtitan's PyTorch modules (F.scaled_dot_product_attention,
   // nn.Linear, torch element-wise ops), not Transformer Engine's.
   [[nodiscard]] bool TorchNative() const { return framework == Framework::kTorchtitan; }
-  // True when those modules run eagerly: every element-wise op its own kernel.
-  [[nodiscard]] bool EagerTorch() const { return TorchNative() && !torch_compile; }
   friend bool operator==(const FrameworkProfile&, const FrameworkProfile&) = default;
 };
 
