@@ -1041,6 +1041,23 @@ TEST(LayerOpsTest, TorchtitanEagerAndCompiledKernels) {
             67'108'864);
   EXPECT_EQ(Named(LmHeadAndLossForward(compiled_context), "lm_head.final_norm").bytes, 603'979'776);
 
+  // Under TP 2 with sequence parallelism the replay also all-gathers the attention's and the
+  // FFN's input (all_gather is not in the save list): A = T·h·2 = 33,554,432 B each; the GEMM
+  // FLOPs halve with the sharded wk, wo and w3.
+  config::TrainingConfig tp2 = training;
+  tp2.parallel.tensor = 2;
+  tp2.parallel.world_size = 2;
+  tp2.sequence_parallel = true;
+  const std::vector<Op> replay =
+      DecoderLayerRecompute(MakeLayerOpContext(model, tp2), 0, /*recompute_full_layer=*/false);
+  EXPECT_EQ(Named(replay, "attention.linear_k.ag_input").message_bytes, 33'554'432);
+  EXPECT_EQ(Named(replay, "mlp.linear_fc1.w3.ag_input").message_bytes, 33'554'432);
+  int64_t tp2_gemm_flops = 0;
+  for (const Op& op : replay) {
+    if (op.role.kind == OpKind::kGemm) tp2_gemm_flops += op.flops;
+  }
+  EXPECT_EQ(tp2_gemm_flops, 652'835'028'992 / 2);
+
   // Megatron-Core's layer keeps TE's kernels: no K/V copy, fused attention.
   config::TrainingConfig megatron = training;
   megatron.framework = {};

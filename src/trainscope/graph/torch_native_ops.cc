@@ -123,15 +123,15 @@ void TorchCrossEntropy(OpSink& sink, OpRole role, const std::string& name, int64
 // amax ops; the policy saves them "except every second mm" of the block. Everything else the
 // backward needs is recomputed. The block's mms in order are wq, wk, wv, wo, w1, w3, w2, so wk,
 // wo and w3 are replayed, with every element-wise op: the two norms, RoPE, repeat_kv, the
-// attention residual add and the SwiGLU product. Left out: the SP all-gathers before wq and w1
-// under TP (not in the save list either) and the FP8 casts of the replayed mms.
+// attention residual add and the SwiGLU product; under TP with sequence parallelism also the
+// all-gathers of the attention's and the FFN's input (all_gather is not in the save list, and the
+// replayed wk and w3 read its output), while wo's reduce-scatter output is saved.
 void TorchOpSacRecompute(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t h = c.model.hidden_size, tokens = c.TokensPerRank();
   HiddenNorm(sink, c, OpBlock::kAttention, "attention.input_norm");
-  sink.Gemm("attention.linear_k",
-            KernelRole(OpKind::kGemm, OpBlock::kAttention, OpModule::kColumnLinear), tokens,
-            LocalKvHeadsOf(c) * a.head_dim, h);
+  ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_k", LocalKvHeadsOf(c) * a.head_dim,
+                h, c.ActivationBytes());
   Rope(sink, c);
   RepeatKv(sink, c);
   sink.Gemm("attention.linear_proj",
@@ -140,8 +140,7 @@ void TorchOpSacRecompute(OpSink& sink, const LayerOpContext& c) {
   ResidualAdd(sink, c, OpBlock::kAttention, "attention.residual_add");
   HiddenNorm(sink, c, OpBlock::kMlp, "mlp.input_norm");
   const int64_t ffn = c.model.ffn_hidden_size / Tp(c);
-  sink.Gemm("mlp.linear_fc1.w3", KernelRole(OpKind::kGemm, OpBlock::kMlp, OpModule::kColumnLinear),
-            tokens, ffn, h);
+  ColumnForward(sink, c, OpBlock::kMlp, "mlp.linear_fc1.w3", ffn, h, c.ActivationBytes());
   TorchSwiGlu(sink, c, KernelRole(OpKind::kElementwise, OpBlock::kMlp), "mlp.activation",
               tokens * ffn);
 }
