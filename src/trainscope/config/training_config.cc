@@ -50,8 +50,8 @@ TrainingConfig WithFrameworkDefaults(TrainingConfig training) {
     case Framework::kTorchtitan:
       // FSDP2 shards parameters, gradients and optimizer states over the data-parallel ranks
       // (torchtitan's data_parallel_shard_degree -1: all of them), which trainscope prices as
-      // Megatron-FSDP's optim_grads_params.
-      training.data_parallel.distributed_optimizer = false;
+      // Megatron-FSDP's optim_grads_params (with the distributed optimizer it requires, T8).
+      training.data_parallel.distributed_optimizer = true;
       training.data_parallel.megatron_fsdp = true;
       training.data_parallel.fsdp_strategy = FsdpStrategy::kOptimGradsParams;
       break;
