@@ -3,7 +3,7 @@
 // Megatron-Bridge version; and torchtitan, PyTorch's native trainer, as a peer to compare with
 // (its kernels, not Megatron's: graph/torch_native_ops.cc). A profile contributes validation rules
 // (config/validate_framework.cc), defaults (WithFrameworkDefaults) and implementation choices that
-// change cost (slime's duplicated Gated DeltaNet, graph/attention_ops.cc). docs/frameworks.md cites
+// change cost (slime's duplicated Gated DeltaNet, graph/gdn_ops.cc). docs/frameworks.md cites
 // every source.
 #ifndef TRAINSCOPE_CONFIG_FRAMEWORK_H_
 #define TRAINSCOPE_CONFIG_FRAMEWORK_H_

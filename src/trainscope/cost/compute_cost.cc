@@ -152,7 +152,7 @@ std::string_view GemmShapeModelName(GemmShapeModel model) {
 KernelClass ClassifyKernel(const graph::Op& op) {
   TRAINSCOPE_CHECK(!op.IsComm(), "ClassifyKernel called on communication op " + op.name);
   if (op.gemm.m > 0) return KernelClass::kGemm;
-  // Roles set by graph/attention_ops.cc (CoreAttention, GdnCore).
+  // Roles set by graph/attention_ops.cc (CoreAttention) and graph/gdn_ops.cc (GdnCore).
   const bool backward = op.role.pass != graph::OpPass::kForward;
   switch (op.role.kind) {
     case graph::OpKind::kAttentionCore:

@@ -1,7 +1,7 @@
 // Internal to the layer-op builders: the mixer and MoE blocks that layer_ops.cc assembles into
-// decoder layers. attention_ops.cc holds attention, context parallelism and Gated DeltaNet;
-// moe_ops.cc the router, the three token dispatchers and the experts. Each appends to a borrowed
-// OpSink in emission order.
+// decoder layers. attention_ops.cc holds attention and context parallelism, gdn_ops.cc Gated
+// DeltaNet, moe_ops.cc the router, the three token dispatchers and the experts. Each appends to a
+// borrowed OpSink in emission order.
 #ifndef TRAINSCOPE_GRAPH_LAYER_OPS_INTERNAL_H_
 #define TRAINSCOPE_GRAPH_LAYER_OPS_INTERNAL_H_
 
@@ -31,7 +31,7 @@ void MlaBackward(OpSink& sink, const LayerOpContext& c);
 // The forward ops the selective `mla_up_proj` recompute replays: the latent norms, the up
 // projections with their SP gathers, and RoPE (multi_latent_attention.py:983-988).
 void MlaUpProjRecompute(OpSink& sink, const LayerOpContext& c);
-// Gated DeltaNet block (ssm/gated_delta_net/), forward and backward.
+// Gated DeltaNet block (ssm/gated_delta_net/; gdn_ops.cc), forward and backward.
 void GdnForward(OpSink& sink, const LayerOpContext& c);
 void GdnBackward(OpSink& sink, const LayerOpContext& c);
 // The GDN output norm and, with CP, its head-to-sequence all-to-all.
