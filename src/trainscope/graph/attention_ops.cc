@@ -21,11 +21,6 @@ int64_t QkvWidth(const config::AttentionConfig& a) {
   return a.QueryWidth() + 2 * a.KvWidth() + a.GateWidth();
 }
 
-// KV heads per rank g_l = max(1, g/t) (attention.py:353-367).
-int64_t LocalKvHeads(const LayerOpContext& c) {
-  return std::max<int64_t>(1, c.model.attention.num_kv_heads / Tp(c));
-}
-
 CpCommType CpTypeOfLayer(const LayerOpContext& c, int64_t layer) {
   const std::vector<CpCommType>& types = c.training.context.comm_types;
   if (types.empty()) return CpCommType::kP2p;
@@ -90,6 +85,10 @@ void QkNorm(OpSink& sink, const LayerOpContext& c) {
 }
 
 }  // namespace
+
+int64_t LocalKvHeads(const LayerOpContext& c) {
+  return std::max<int64_t>(1, c.model.attention.num_kv_heads / Tp(c));
+}
 
 // RoPE on q and k (apply_rotary_pos_emb in attention.py forward): FLOPs over the rotated
 // rotary_fraction·d_h, bytes over the whole head. TE's fused kernel, except under a YaRN

@@ -20,6 +20,8 @@ void AttentionBackward(OpSink& sink, const LayerOpContext& c);
 // (with `backward`) backward; nothing when c = 1.
 void CpBeforeCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool backward);
 void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool backward);
+// KV heads per rank g_l = max(1, g/t) (attention.py:353-367).
+int64_t LocalKvHeads(const LayerOpContext& c);
 // RoPE on q and k, forward or backward by the sink's phase.
 void Rope(OpSink& sink, const LayerOpContext& c);
 // Causal core attention (TE DotProductAttention); `multiplier` 1 for forward, 2 for backward.

@@ -6,7 +6,8 @@
 // torchtitan/parallelisms/parallelize_llama.py). Bytes per element are counted kernel by kernel
 // from the ops each line issues and the ops autograd runs for them (docs/cost-model.md,
 // "torchtitan").
-#include <algorithm>
+
+#include <string>
 
 #include "trainscope/graph/elementwise_ops.h"
 #include "trainscope/graph/layer_ops_internal.h"
@@ -58,9 +59,6 @@ EagerChainCost Times(const EagerChainCost& per_element, int64_t elements) {
 }
 
 int64_t LocalHeads(const LayerOpContext& c) { return c.model.attention.num_heads / Tp(c); }
-int64_t LocalKvHeadsOf(const LayerOpContext& c) {
-  return std::max<int64_t>(1, c.model.attention.num_kv_heads / Tp(c));
-}
 
 }  // namespace
 
@@ -99,7 +97,7 @@ void TorchSwiGlu(OpSink& sink, const LayerOpContext& c, OpRole role, const std::
 }
 
 void RepeatKv(OpSink& sink, const LayerOpContext& c) {
-  const int64_t heads = LocalHeads(c), kv_heads = LocalKvHeadsOf(c);
+  const int64_t heads = LocalHeads(c), kv_heads = LocalKvHeads(c);
   if (kv_heads >= heads) return;  // n_rep == 1 returns x itself
   // repeat_kv's expand + reshape copies K and V: read g_l heads, write n_l heads, each of d_h
   // bf16; its backward sums the copies back (read n_l, write g_l): the same bytes, one kernel
@@ -130,8 +128,8 @@ void TorchOpSacRecompute(OpSink& sink, const LayerOpContext& c) {
   const config::AttentionConfig& a = c.model.attention;
   const int64_t h = c.model.hidden_size, tokens = c.TokensPerRank();
   HiddenNorm(sink, c, OpBlock::kAttention, "attention.input_norm");
-  ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_k", LocalKvHeadsOf(c) * a.head_dim,
-                h, c.ActivationBytes());
+  ColumnForward(sink, c, OpBlock::kAttention, "attention.linear_k", LocalKvHeads(c) * a.head_dim, h,
+                c.ActivationBytes());
   Rope(sink, c);
   RepeatKv(sink, c);
   sink.Gemm("attention.linear_proj",
