@@ -210,13 +210,15 @@ void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
   sink.Gemm(prefix + ".output_layer", KernelRole(OpKind::kGemm, block, OpModule::kColumnLinear),
             tokens, vocab, c.model.hidden_size);
   sink.set_high_precision_gemms(false);
+  // torchtitan's loss runs over an fp32 copy of the logits; with TP its loss-parallel path
+  // reduces over the vocabulary shards like Megatron's.
   if (c.training.framework.TorchNative()) {
     internal::TorchCrossEntropy(sink, KernelRole(OpKind::kLoss, block), prefix + ".cross_entropy",
                                 tokens, vocab);
-    return;
+  } else {
+    sink.Compute(prefix + ".cross_entropy", KernelRole(OpKind::kLoss, block), 5 * tokens * vocab,
+                 tokens * vocab * kFp32Bytes);
   }
-  sink.Compute(prefix + ".cross_entropy", KernelRole(OpKind::kLoss, block), 5 * tokens * vocab,
-               tokens * vocab * kFp32Bytes);
   // The order (max, target logit, exp sum) is part of the contract (report/simai_blocks.cc).
   for (const char* what : {"max", "target_logit", "exp_sum"}) {
     sink.Comm(prefix + ".cross_entropy.ar_" + what, CommRole(block, CommPurpose::kLossReduce),
