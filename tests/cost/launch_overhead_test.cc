@@ -47,6 +47,18 @@ TEST(LaunchOverheadTest, FloorIsLaunchesTimesHostSecondsUnlessCaptured) {
   EXPECT_DOUBLE_EQ(HostFloorSeconds(host_side, Gpu("GB200"), eff, false), 0.0);
 }
 
+// A host sync costs one D2H round trip, 32.21 µs (kekzl/imp#1654: median of a 4-byte D2H +
+// cudaStreamSynchronize), on top of its launches: 3 syncs and 2 launches on an x86 host =
+// 3·32.21 + 2·13.48 = 123.59 µs; on Grace 3·32.21 + 2·35.1 = 166.83 µs.
+TEST(LaunchOverheadTest, HostSyncsAddARoundTripEach) {
+  const ComputeEfficiency eff;
+  graph::Op op = Kernel(graph::OpBlock::kGdn, 2);
+  op.role.kind = graph::OpKind::kHostSync;
+  op.num_host_syncs = 3;
+  EXPECT_NEAR(HostFloorSeconds(op, Gpu("H100"), eff, false), 123.59e-6, 1e-12);
+  EXPECT_NEAR(HostFloorSeconds(op, Gpu("GB200"), eff, false), 166.83e-6, 1e-12);
+}
+
 TEST(LaunchOverheadTest, NoCudaGraphCapturesNothing) {
   const config::TrainingConfig training;
   EXPECT_FALSE(CapturedByCudaGraph(Kernel(graph::OpBlock::kAttention, 1), training));

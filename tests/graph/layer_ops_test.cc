@@ -1067,5 +1067,72 @@ TEST(LayerOpsTest, TorchtitanEagerAndCompiledKernels) {
             AttentionKernel::kTeFused);
 }
 
+// slime's CP re-ordering (hf_attention.py HuggingfaceAttention.forward) slices every sample
+// with bounds read back from the GPU tensor cu_seqlens. Counted from that loop at c = 4, per
+// sample: 2c = 8 slices of two bounds = 16 syncs, 2c + 3 = 11 kernels (the bound additions,
+// seqlen, //2, //c); after the GDN one slice (2 syncs) and the same 3 kernels. At 2.5 packed
+// samples per micro-batch: 40 and 27.5 -> 28 (rounded to nearest), 5 and 7.5 -> 8. None at
+// c = 1 and none backward.
+TEST(LayerOpsTest, SlimeSlicesEachSampleWithHostSyncsUnderContextParallelism) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
+  config::TrainingConfig slime;
+  slime.parallel = {.world_size = 8, .tensor = 2, .context = 4, .expert = 8, .expert_tensor = 1};
+  slime.sequence_parallel = true;
+  slime.framework.framework = config::Framework::kSlime;
+  slime.batch.samples_per_micro_batch = 2.5;
+  const std::vector<Op> forward = DecoderLayerForward(MakeLayerOpContext(model, slime), 0);
+  const Op& gather = Named(forward, "gdn.cp.sample_slices");
+  EXPECT_EQ(gather.role.kind, OpKind::kHostSync);
+  EXPECT_EQ(gather.num_host_syncs, 40);
+  EXPECT_EQ(gather.num_launches, 28);
+  EXPECT_EQ(gather.flops + gather.bytes, 0);
+  const Op& scatter = Named(forward, "gdn.cp.sample_slices_out");
+  EXPECT_EQ(scatter.num_host_syncs, 5);
+  EXPECT_EQ(scatter.num_launches, 8);
+  EXPECT_LT(IndexOf(forward, "gdn.cp.all_gather"), IndexOf(forward, "gdn.cp.sample_slices"));
+  EXPECT_LT(IndexOf(forward, "gdn.cp.sample_slices"), IndexOf(forward, "gdn.in_proj"));
+  EXPECT_GT(IndexOf(forward, "gdn.cp.sample_slices_out"), IndexOf(forward, "gdn.out_proj"));
+  for (const Op& op : DecoderLayerBackward(MakeLayerOpContext(model, slime), 0)) {
+    EXPECT_EQ(op.num_host_syncs, 0) << op.name;
+  }
+  // Without context parallelism there is nothing to re-order; unset samples = b.
+  slime.parallel.context = 1;
+  slime.parallel.world_size = 2;
+  slime.parallel.expert = 2;
+  for (const Op& op : DecoderLayerForward(MakeLayerOpContext(model, slime), 0)) {
+    EXPECT_NE(op.role.block == OpBlock::kGdn && op.role.kind == OpKind::kHostSync, true) << op.name;
+  }
+}
+
+// The MoE dispatchers read the token counts back once per forward dispatch
+// (token_dispatcher.py): alltoall waits at "before_ep_alltoall" after D2H copies of
+// tokens_per_expert, input_splits, output_splits, output_splits_tp and (several local experts,
+// no permute fusion) num_global_tokens_per_local_expert: 1 sync, 4 extra copies (3 with permute
+// fusion); allgather's tokens_per_expert.cpu(): 1 sync, none extra; padding to capacity: none.
+TEST(LayerOpsTest, MoeDispatchersSyncTheHostOncePerForwardDispatch) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();  // 16 local experts
+  const std::vector<Op> fwd = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  const Op& sync = Named(fwd, "moe.dispatch.token_counts_d2h");
+  EXPECT_EQ(sync.num_host_syncs, 1);
+  EXPECT_EQ(sync.num_launches, 4);
+  EXPECT_LT(IndexOf(fwd, "moe.permute"), IndexOf(fwd, "moe.dispatch.token_counts_d2h"));
+  EXPECT_LT(IndexOf(fwd, "moe.dispatch.token_counts_d2h"), IndexOf(fwd, "moe.dispatch.a2a_tokens"));
+  for (const Op& op : DecoderLayerBackward(MakeLayerOpContext(model, training), 0)) {
+    EXPECT_EQ(op.num_host_syncs, 0) << op.name;
+  }
+  training.moe.permute_fusion = true;
+  EXPECT_EQ(Named(DecoderLayerForward(MakeLayerOpContext(model, training), 0),
+                  "moe.dispatch.token_counts_d2h")
+                .num_launches,
+            3);
+  training.moe.dispatcher = config::TokenDispatcher::kAllGather;
+  const Op& gathered = Named(DecoderLayerForward(MakeLayerOpContext(model, training), 0),
+                             "moe.dispatch.token_counts_d2h");
+  EXPECT_EQ(gathered.num_host_syncs, 1);
+  EXPECT_EQ(gathered.num_launches, 0);
+}
+
 }  // namespace
+
 }  // namespace trainscope::graph

@@ -69,10 +69,13 @@ TEST(CalibrationFileTest, RejectsUnknownGpuOrOutOfRangeScale) {
 
 TEST(CalibrationFileTest, OverridesThePerLaunchHostSecondsOfEachHostCpu) {
   const CalibrationOverrides overrides = ParseCalibration(
-      R"({"launch_host_seconds_x86": 5e-6, "launch_host_seconds_grace": 0})", "cal.json");
+      R"({"launch_host_seconds_x86": 5e-6, "launch_host_seconds_grace": 0,
+          "host_sync_seconds": 1e-5})",
+      "cal.json");
   const cost::ComputeEfficiency applied = ApplyCalibration(overrides, cost::ComputeEfficiency{});
   EXPECT_EQ(applied.launch_host_seconds_x86, 5e-6);
   EXPECT_EQ(applied.launch_host_seconds_grace, 0.0);
+  EXPECT_EQ(applied.host_sync_seconds, 1e-5);
   ExpectError(R"({"launch_host_seconds_x86": -1e-6})", "launch_host_seconds_x86");
   ExpectError(R"({"launch_host_seconds_grace": "35us"})", "launch_host_seconds_grace");
 }

@@ -11,6 +11,7 @@
 #include "trainscope/graph/step_graph.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
+#include "trainscope/study/dynamic_batches.h"
 
 namespace trainscope::study {
 namespace {
@@ -97,6 +98,24 @@ TEST(StudyTest, CommGuardClearsOnTheShareOfCallsAboveTheFreeMemoryLine) {
   // The guard is off: no report.
   study.comm_guard.mode = sim::CommGuardMode::kOff;
   EXPECT_FALSE(EstimateCommGuard(study).has_value());
+}
+
+// Dynamic batching packs the step's samples into bins; the simulated one-sequence micro-batch
+// carries the bins' mean sample count for per-sample host work. 16 samples of 4096 tokens at a
+// budget of 4096 x c 2 = 8192 tokens: two per bin, 8 bins (d = 2 ranks of 4), 16 / 8 = 2.
+TEST(StudyTest, DynamicBinsCarryTheirMeanSampleCount) {
+  Study study = TinyStudy();
+  study.training.parallel = {.world_size = 8, .tensor = 2, .context = 2};
+  study.training.sequence_parallel = true;
+  study.training.framework.framework = config::Framework::kSlime;
+  study.training.batch.global_batch_size = 16;
+  study.training.batch.seq_length = 4096;
+  study.training.batch.max_tokens_per_gpu = 4096;
+  const std::optional<DynamicBatches> batches = PlanDynamicBatches(study);
+  ASSERT_TRUE(batches.has_value());
+  EXPECT_EQ(batches->step.num_bins, 8);
+  EXPECT_DOUBLE_EQ(batches->simulated.batch.samples_per_micro_batch, 2.0);
+  EXPECT_DOUBLE_EQ(batches->memory.batch.samples_per_micro_batch, 2.0);
 }
 
 }  // namespace

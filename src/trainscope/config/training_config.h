@@ -65,6 +65,10 @@ struct BatchConfig {
   // the data-parallel ranks (cost/dynamic_batching.h); micro_batch_size is then 1 and seq_length
   // the length of every sample when no length distribution is given. Unset = static batching.
   std::optional<int64_t> max_tokens_per_gpu;
+  // Samples packed into one simulated micro-batch, where per-sample host work depends on it
+  // (slime's CP re-ordering around its duplicated GDN); 0 = micro_batch_size. Dynamic batching
+  // sets the step's mean, samples / bins (study/dynamic_batches.cc).
+  double samples_per_micro_batch = 0;
   // slime pads each packed micro-batch to a multiple of t times this
   // (--data-pad-size-multiplier, slime/utils/arguments.py default 128).
   int64_t data_pad_size_multiplier = 128;

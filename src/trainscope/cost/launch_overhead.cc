@@ -70,9 +70,11 @@ bool CapturedByCudaGraph(const graph::Op& op, const config::TrainingConfig& trai
 double HostFloorSeconds(const graph::Op& op, const config::GpuSpec& gpu,
                         const ComputeEfficiency& eff, bool captured) {
   TRAINSCOPE_CHECK(!op.IsComm(), "HostFloorSeconds called on communication op " + op.name);
-  TRAINSCOPE_CHECK(op.num_launches >= 0, "negative launch count in op " + op.name);
+  TRAINSCOPE_CHECK(op.num_launches >= 0 && op.num_host_syncs >= 0,
+                   "negative launch or host-sync count in op " + op.name);
   if (captured) return 0;
-  return static_cast<double>(op.num_launches) * LaunchHostSeconds(gpu, eff);
+  return static_cast<double>(op.num_launches) * LaunchHostSeconds(gpu, eff) +
+         static_cast<double>(op.num_host_syncs) * eff.host_sync_seconds;
 }
 
 }  // namespace trainscope::cost

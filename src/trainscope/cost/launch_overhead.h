@@ -29,8 +29,9 @@ namespace trainscope::cost {
 // Communication ops are never "captured" here: their host cost is inside their latency.
 [[nodiscard]] bool CapturedByCudaGraph(const graph::Op& op, const config::TrainingConfig& training);
 
-// The host floor of compute op `op`: 0 when captured, else op.num_launches ·
-// LaunchHostSeconds. The op cannot finish before its last launch is issued, so it takes
+// The host floor of compute op `op`: 0 when captured (a capture holds no host syncs: the
+// graphed paths are sync-free), else op.num_launches · LaunchHostSeconds + op.num_host_syncs ·
+// eff.host_sync_seconds. The op cannot finish before its last launch is issued, so it takes
 // max(device seconds, this) (sim/: the part beyond the device time is reported as launch
 // overhead). Precondition (checked): !op.IsComm(), num_launches >= 0.
 [[nodiscard]] double HostFloorSeconds(const graph::Op& op, const config::GpuSpec& gpu,

@@ -4,6 +4,7 @@
 // all-to-alls of core >= 0.18, and slime's duplicated GDN (its sequence gathered over TP and CP,
 // the whole block on every rank).
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "trainscope/graph/elementwise_ops.h"
@@ -121,6 +122,24 @@ void DuplicatedGdnGathers(OpSink& sink, const LayerOpContext& c) {
             Collective::kAllGather, GroupKind::kCp, Cp(c), Cp(c) * c.ActivationBytes());
 }
 
+// slime's per-sample CP re-ordering around its duplicated GDN (hf_attention.py
+// HuggingfaceAttention.forward, CP > 1 only). Every slice bound is an element of the GPU tensor
+// cu_seqlens, so Python's slicing reads it back (Tensor.__index__ -> item()). Per sample,
+// gathering (`gather`): the 2c slices of the two halves, two bounds each = 4c syncs, with the
+// 2c bound additions and seqlen, //2, //c (3 kernels); scattering back: one slice of the output
+// (2 syncs) and the same 3 kernels. The backward has none (the slices' sizes are known).
+void DuplicatedGdnSampleSlices(OpSink& sink, const LayerOpContext& c, bool gather) {
+  if (Cp(c) == 1) return;
+  const double samples = c.training.batch.samples_per_micro_batch > 0
+                             ? c.training.batch.samples_per_micro_batch
+                             : static_cast<double>(c.training.batch.micro_batch_size);
+  const int64_t syncs = gather ? 4 * Cp(c) : 2;
+  const int64_t launches = gather ? 2 * Cp(c) + 3 : 3;
+  sink.HostSync(gather ? "gdn.cp.sample_slices" : "gdn.cp.sample_slices_out", OpBlock::kGdn,
+                std::llround(samples * static_cast<double>(syncs)),
+                std::llround(samples * static_cast<double>(launches)));
+}
+
 // in_proj through out_proj on the context's split (the unsplit one for slime).
 void GdnMixerForward(OpSink& sink, const LayerOpContext& c) {
   const config::GdnConfig& g = c.model.gdn;
@@ -167,8 +186,10 @@ void GdnForward(OpSink& sink, const LayerOpContext& c) {
   // slime: every TP·CP rank computes the whole GDN over the whole sequence, so its GEMMs,
   // conv, gates, kernel and norm are t·c times a sharded rank's.
   DuplicatedGdnGathers(sink, c);
+  DuplicatedGdnSampleSlices(sink, c, /*gather=*/true);
   const config::TrainingConfig whole = config::UnsplitGdnTraining(c.training);
   GdnMixerForward(sink, LayerOpContext{.model = c.model, .training = whole, .layout = c.layout});
+  DuplicatedGdnSampleSlices(sink, c, /*gather=*/false);
 }
 
 void GdnBackward(OpSink& sink, const LayerOpContext& c) {

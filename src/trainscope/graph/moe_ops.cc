@@ -156,6 +156,16 @@ void ExpertsBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, 
   sink.Wgrad("moe.experts.linear_fc1", gemm, rows, 2 * ffn, h, sz.local_experts);
 }
 
+// The host reads the token counts per expert back before it can size the permutation or the
+// all-to-all: one blocking round trip per forward dispatch (the backward reuses the host copies).
+// alltoall: _maybe_dtoh_and_synchronize at its cuda_sync_point (token_dispatcher.py:921-958),
+// skipped when padding every expert to capacity (drop_and_pad); allgather: tokens_per_expert
+// .cpu() (:320). `extra_copies`: the non-blocking D2H copies issued besides the one waited on.
+void DispatchHostSync(OpSink& sink, int64_t extra_copies) {
+  sink.HostSync("moe.dispatch.token_counts_d2h", OpBlock::kMoeRouted, /*num_syncs=*/1,
+                extra_copies);
+}
+
 // alltoall dispatcher forward (token_dispatcher.py:375-910). Balanced routing: each rank
 // receives R = rows_sent rows.
 void AllToAllForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
@@ -167,6 +177,13 @@ void AllToAllForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) 
               GroupKind::kTpEp, tp_ep, tp_ep * c.model.moe.num_experts * kInt64Bytes);
   }
   PermuteRows(sink, c, OpKind::kPermute, "moe.permute", r);
+  // Sync point "before_ep_alltoall" (the earliest one the dropless path sets, :594-596), after
+  // D2H copies of tokens_per_expert, input_splits, output_splits, output_splits_tp and, with
+  // several local experts and no permute fusion, num_global_tokens_per_local_expert (:929-948).
+  if (!c.training.moe.pad_expert_input_to_capacity) {
+    const bool per_expert_copy = sz.local_experts > 1 && !c.training.moe.permute_fusion;
+    DispatchHostSync(sink, per_expert_copy ? 4 : 3);
+  }
   sink.Comm("moe.dispatch.a2a_tokens", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatch),
             Collective::kAllToAll, GroupKind::kEp, sz.ep, r * h * kBf16Bytes);
   sink.Comm("moe.dispatch.a2a_probs", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatchProbs),
@@ -223,6 +240,7 @@ void AllGatherForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz)
   sink.Comm("moe.dispatch.ag_tokens", CommRole(OpBlock::kMoeRouted, CommPurpose::kEpDispatch),
             Collective::kAllGather, GroupKind::kTpEp, g, g * t * h * kBf16Bytes);
   const int64_t rows = ExpertRows(c, sz);  // the local experts' rows out of the G·T gathered
+  DispatchHostSync(sink, 0);
   PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
   ExpertsForward(sink, c, sz, rows);
   Unpermute(sink, c, rows, g * t);

@@ -52,6 +52,8 @@ enum class OpKind {
   kFp8Quantize,     // FP8 cast of one GEMM operand (amax pass, column-wise copy, scales) or the
                     // MXFP8 scale swizzle of one GEMM; Op::role.operand says which (fp8_ops.h)
   kFp8ScaleUpdate,  // delayed scaling's amax-history and scale update after a pass
+  kHostSync,        // host code that reads GPU values back (.item(), a GPU tensor as a slice
+                    // bound, a D2H copy it waits on): Op::num_host_syncs blocking round trips
   kCollective,      // every communication op
 };
 
@@ -199,6 +201,9 @@ struct Op {
   // sets them per op kind; docs/cost-model.md "Launch and host overhead"). 0 for communication
   // ops (their host cost is inside their latency) and host-side ops.
   int64_t num_launches = 0;
+  // Blocking device-to-host round trips the op's host code waits on (OpKind::kHostSync): the
+  // host stops issuing until the GPU has drained its queue and the value has arrived.
+  int64_t num_host_syncs = 0;
   // kFp8Quantize ops: the part of `bytes` that writes a separate column-wise (transposed) FP8
   // copy, which GPUs with non-TN FP8 GEMMs do not write (cost/compute_cost.h).
   int64_t fp8_columnwise_bytes = 0;

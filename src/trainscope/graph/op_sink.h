@@ -82,6 +82,12 @@ class OpSink {
     Compute(std::move(name), role, flops, bytes);
     ops_.back().num_launches = num_launches;
   }
+  // Host code that reads GPU values back: `num_syncs` blocking device-to-host round trips with
+  // `num_launches` small kernels between them, no device work worth counting.
+  void HostSync(std::string name, OpBlock block, int64_t num_syncs, int64_t num_launches) {
+    Compute(std::move(name), OpRole{.kind = OpKind::kHostSync, .block = block}, 0, 0, num_launches);
+    ops_.back().num_host_syncs = num_syncs;
+  }
   // A core-attention kernel computing `pairs` (query, key) pairs over its batch and heads, of
   // query/key head dim `qk_head_dim` and value head dim `v_head_dim`.
   void Attention(std::string name, OpRole role, int64_t flops, int64_t bytes, int64_t pairs,

@@ -46,7 +46,7 @@ using cost::ComputeEfficiency;
 using cost::LinkEfficiency;
 
 // The one table of ComputeEfficiency keys.
-constexpr std::array<Field<ComputeEfficiency>, 20> kComputeFields = {{
+constexpr std::array<Field<ComputeEfficiency>, 21> kComputeFields = {{
     {"bf16_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::bf16_gemm_efficiency},
     {"fp8_gemm_efficiency", kEfficiencyRange, &ComputeEfficiency::fp8_gemm_efficiency},
     {"fp4_over_fp8_gemm_efficiency", kEfficiencyRange,
@@ -77,6 +77,7 @@ constexpr std::array<Field<ComputeEfficiency>, 20> kComputeFields = {{
     {"launch_host_seconds_x86", kLatencySecondsRange, &ComputeEfficiency::launch_host_seconds_x86},
     {"launch_host_seconds_grace", kLatencySecondsRange,
      &ComputeEfficiency::launch_host_seconds_grace},
+    {"host_sync_seconds", kLatencySecondsRange, &ComputeEfficiency::host_sync_seconds},
 }};
 
 // The one table of LinkEfficiency keys (config/cluster.h); the ranges are those of the cluster

@@ -52,6 +52,10 @@ std::optional<DynamicBatches> PlanDynamicBatches(const Study& study) {
   const int64_t m = batches.step.num_micro_batches_per_rank;
   batches.simulated = StaticStep(training, m, batches.step.simulated_bin_tokens);
   batches.memory = StaticStep(training, m, batches.step.memory_bin_tokens);
+  const double samples_per_bin =
+      static_cast<double>(batches.step.num_samples) / static_cast<double>(batches.step.num_bins);
+  batches.simulated.batch.samples_per_micro_batch = samples_per_bin;
+  batches.memory.batch.samples_per_micro_batch = samples_per_bin;
   // The largest micro-batch must itself be a step trainscope can count (T10: ops within 2^62
   // FLOPs, C24: whole CP chunks); the simulated one is no longer.
   const config::ValidationResult largest = config::Validate(study.model, batches.memory);
