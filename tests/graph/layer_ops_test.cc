@@ -1108,7 +1108,9 @@ TEST(LayerOpsTest, SlimeSlicesEachSampleWithHostSyncsUnderContextParallelism) {
 // (token_dispatcher.py): alltoall waits at "before_ep_alltoall" after D2H copies of
 // tokens_per_expert, input_splits, output_splits, output_splits_tp and (several local experts,
 // no permute fusion) num_global_tokens_per_local_expert: 1 sync, 4 extra copies (3 with permute
-// fusion); allgather's tokens_per_expert.cpu(): 1 sync, none extra; padding to capacity: none.
+// fusion); allgather's tokens_per_expert.cpu(): 1 sync, none extra; padding to capacity: none;
+// flex (DeepEP's normal dispatch): the host polls the received-token counter, 1 sync, after the
+// dispatch and before the permute.
 TEST(LayerOpsTest, MoeDispatchersSyncTheHostOncePerForwardDispatch) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   config::TrainingConfig training = WorkedExampleTraining();  // 16 local experts
@@ -1131,6 +1133,14 @@ TEST(LayerOpsTest, MoeDispatchersSyncTheHostOncePerForwardDispatch) {
                              "moe.dispatch.token_counts_d2h");
   EXPECT_EQ(gathered.num_host_syncs, 1);
   EXPECT_EQ(gathered.num_launches, 0);
+  training.moe.dispatcher = config::TokenDispatcher::kFlex;
+  const std::vector<Op> flex = DecoderLayerForward(MakeLayerOpContext(model, training), 0);
+  EXPECT_EQ(Named(flex, "moe.dispatch.deepep_recv_counts").num_host_syncs, 1);
+  EXPECT_LT(IndexOf(flex, "moe.dispatch.flex"), IndexOf(flex, "moe.dispatch.deepep_recv_counts"));
+  EXPECT_LT(IndexOf(flex, "moe.dispatch.deepep_recv_counts"), IndexOf(flex, "moe.permute"));
+  for (const Op& op : DecoderLayerBackward(MakeLayerOpContext(model, training), 0)) {
+    EXPECT_EQ(op.num_host_syncs, 0) << op.name;
+  }
 }
 
 }  // namespace

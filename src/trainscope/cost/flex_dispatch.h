@@ -26,11 +26,6 @@ struct FlexDispatchConstants {
   // SMs the normal kernels occupy while they run: Buffer.num_sms = 20 by default, 24 in
   // DeepEP's training usage and its internode test (kernel-benchmarks.md §5.1), of 132 (H100/H800).
   double sm_fraction = 24.0 / 132.0;
-  // Host wait per forward dispatch: the normal dispatch makes the CPU wait for the received-token
-  // counts, so the launch queue drains and the GPU idles until the CPU has issued the permute
-  // and expert kernels that follow. No published measurement; an estimate of a few PyTorch eager
-  // launches (about 5-10 µs each). Zero for CUDA-graph / padded paths.
-  double host_wait_seconds = 30e-6;
   friend bool operator==(const FlexDispatchConstants&, const FlexDispatchConstants&) = default;
 };
 

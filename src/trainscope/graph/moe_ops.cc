@@ -291,6 +291,14 @@ void FlexComm(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, bool di
 void FlexForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t rows = ExpertRows(c, sz);
   FlexComm(sink, c, sz, /*dispatch=*/true, CommPurpose::kEpFlexDispatch, "moe.dispatch.flex");
+  // DeepEP's normal dispatch makes the CPU wait for the received-token counts before it can
+  // allocate the receive buffers (csrc/deep_ep.cpp intranode_dispatch / internode_dispatch: the
+  // host polls the host-mapped moe_recv_counter that the notify_dispatch kernel writes): one
+  // round trip per forward dispatch; a captured CUDA graph path has none.
+  if (sz.etp * sz.ep > 1) {
+    sink.HostSync("moe.dispatch.deepep_recv_counts", OpBlock::kMoeRouted, /*num_syncs=*/1,
+                  /*num_launches=*/0);
+  }
   PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
   ExpertsForward(sink, c, sz, rows);
   Unpermute(sink, c, rows, FlexRows(c, sz));

@@ -176,14 +176,11 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
   costs.comm_cost = [shared, cache, routing](const Op& op, int64_t rank) {
     const cost::GroupPlacement& placement = cache->Of(op, rank);
     if (IsFlexExchange(op)) {
-      // DeepEP kernels: never guarded (not torch.distributed); the normal dispatch waits on the
-      // host for the received-token counts once per forward dispatch.
-      const bool host_wait = op.role.purpose == graph::CommPurpose::kEpFlexDispatch &&
-                             op.role.pass == graph::OpPass::kForward && op.message_bytes > 0;
+      // DeepEP kernels: never guarded (not torch.distributed). The normal dispatch's host wait
+      // for the received-token counts is a graph op of its own (OpKind::kHostSync).
       return CommCost{.seconds = cost::FlexExchangeSeconds(
-                                     FlexExchangeOf(op, *routing, cache->TpEpDomains(rank)),
-                                     shared->cluster, shared->flex) +
-                                 (host_wait ? shared->flex.host_wait_seconds : 0),
+                          FlexExchangeOf(op, *routing, cache->TpEpDomains(rank)), shared->cluster,
+                          shared->flex),
                       .link = cost::LinkOf(placement)};
     }
     CommCost result{.seconds = cost::CollectiveSeconds(op.collective, op.message_bytes, placement,

@@ -43,9 +43,8 @@ struct HardwareCostOptions {
 
 // The cost model of `model` trained as `training` on options.cluster. Flex dispatch and combine
 // ops are priced by cost::FlexExchangeSeconds over the rank's tp_ep group (DeepEP's view: u·E
-// experts, top u·k), plus options.flex.host_wait_seconds on each forward dispatch; every other
-// collective by cost::CollectiveSeconds. Compute ops get their host launch floor
-// (cost::HostFloorSeconds; 0 inside the CUDA graphs of training.cuda_graph).
+// experts, top u·k); every other collective by cost::CollectiveSeconds. Compute ops get their host
+// launch floor (cost::HostFloorSeconds; 0 inside the CUDA graphs of training.cuda_graph).
 [[nodiscard]] OpCostModel BindHardwareCosts(const config::ModelConfig& model,
                                             const config::TrainingConfig& training,
                                             const HardwareCostOptions& options);
