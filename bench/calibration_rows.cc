@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "bridge_recipes.h"
@@ -126,6 +127,53 @@ bool UnevenSplit(int64_t num_layers, config::TrainingConfig& t,
   return false;
 }
 
+// NVIDIA-NeMo/Automodel's benchmark configurations behind its performance summary: the
+// settings the summary's table does not show. examples/benchmark/configs/<name>.yaml at commit
+// 8d9bfb90e (2025-10-08, the summary's first revisions), except Llama3-70B, whose row came with
+// commit 2013a4dd6 (examples/llm_pretrain/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml).
+// `expert`: distributed.ep_size where the table prints "-"; `deepep`: backend.enable_deepep;
+// `full_recompute`: parallelizer.activation_checkpointing (a checkpoint wrapper around every
+// block).
+struct AutomodelRecipe {
+  std::string_view preset;
+  int64_t num_gpus;
+  int64_t expert;  // 0 = the table's EP
+  bool deepep;
+  bool full_recompute;
+};
+
+constexpr std::array<AutomodelRecipe, 6> kAutomodelRecipes = {{
+    {"DeepSeek-V3", 1024, 0, true, true},   // deepseek_v3_te_deepep_1024.yaml
+    {"DeepSeek-V3", 256, 0, true, true},    // deepseek_v3_te_deepep.yaml
+    {"Kimi-K2", 256, 0, true, true},        // kimi_k2_te_deepep.yaml
+    {"GPT-OSS-20B", 8, 8, true, true},      // gptoss_20b_te_deepep.yaml
+    {"GPT-OSS-120B", 64, 64, true, false},  // gptoss_120b_te_deepep.yaml
+    {"Llama-3-70B", 64, 0, false, true},    // custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml
+}};
+
+void ApplyAutomodelRecipe(const config::ModelConfig& model, config::TrainingConfig& t,
+                          std::vector<std::string>& assumptions) {
+  const auto recipe = std::find_if(
+      kAutomodelRecipes.begin(), kAutomodelRecipes.end(), [&](const AutomodelRecipe& r) {
+        return r.preset == model.name && r.num_gpus == t.parallel.world_size;
+      });
+  if (recipe == kAutomodelRecipes.end()) return;
+  if (recipe->expert > 0 && t.parallel.expert == 1) {
+    t.parallel.expert = recipe->expert;
+    assumptions.push_back(fmt::format("ep={} (Automodel config's ep_size)", recipe->expert));
+  }
+  if (recipe->deepep && model.HasMoe()) {
+    t.moe.dispatcher = config::TokenDispatcher::kFlex;
+    assumptions.push_back("flex dispatcher (Automodel config: enable_deepep)");
+  }
+  if (recipe->full_recompute) {
+    t.recompute = {.granularity = config::RecomputeGranularity::kFull,
+                   .method = config::RecomputeMethod::kUniform,
+                   .num_layers = 1};
+    assumptions.push_back("full recompute (Automodel config: activation_checkpointing)");
+  }
+}
+
 }  // namespace
 
 std::string Lower(std::string_view text) {
@@ -236,6 +284,7 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.moe.router_enable_expert_bias = model.moe.router_score_bias;
   }
   SetRecompute(Lower(row.notes), t.recompute, assumptions);
+  if (family == "automodel") ApplyAutomodelRecipe(model, t, assumptions);
   if (Contains(row.source, "cases_april2021")) {
     t.recompute = {.granularity = config::RecomputeGranularity::kFull,
                    .method = config::RecomputeMethod::kUniform,
