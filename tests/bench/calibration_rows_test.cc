@@ -72,5 +72,40 @@ TEST(CalibrationRowsTest, TorchtitanRowsRunItsModulesCompiledUnlessPlainFsdp) {
             config::Framework::kMegatronCore);
 }
 
+// Automodel's configs at the summary's commit (8d9bfb90e): gptoss_120b_te_deepep.yaml has
+// ep_size 64, enable_deepep and no activation checkpointing; deepseek_v3_te_deepep.yaml has
+// enable_deepep and activation_checkpointing; the table's own EP (64) stays.
+TEST(CalibrationRowsTest, AutomodelRowsRunTheirConfigsSettings) {
+  const std::string source = "NVIDIA-NeMo/Automodel docs/performance-summary.mdx";
+  std::vector<std::string> assumptions;
+  io::CalibrationRow gpt_oss = Row(source, "FSDP64; step 4.30 s");
+  gpt_oss.num_gpus = 64;
+  const config::TrainingConfig g =
+      BaseTraining(io::LoadPreset("GPT-OSS-120B"), gpt_oss, assumptions);
+  EXPECT_EQ(g.parallel.expert, 64);
+  EXPECT_EQ(g.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_EQ(g.recompute.granularity, config::RecomputeGranularity::kNone);
+  io::CalibrationRow deepseek = Row(source, "FSDP64; LBS8 GA1; step 8.18 s");
+  deepseek.num_gpus = 256;
+  deepseek.pp = 4;
+  deepseek.ep = 64;
+  const config::TrainingConfig d =
+      BaseTraining(io::LoadPreset("DeepSeek-V3"), deepseek, assumptions);
+  EXPECT_EQ(d.parallel.expert, 64);
+  EXPECT_EQ(d.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_EQ(d.recompute.granularity, config::RecomputeGranularity::kFull);
+  // Another source with the same model and size keeps its own settings.
+  const config::TrainingConfig bridge = BaseTraining(
+      io::LoadPreset("GPT-OSS-120B"),
+      [&] {
+        io::CalibrationRow r = Row("NVIDIA-NeMo/Megatron-Bridge docs", "FSDP=0");
+        r.num_gpus = 64;
+        return r;
+      }(),
+      assumptions);
+  EXPECT_EQ(bridge.parallel.expert, 1);
+  EXPECT_EQ(bridge.moe.dispatcher, config::TokenDispatcher::kAllToAll);
+}
+
 }  // namespace
 }  // namespace trainscope::bench
