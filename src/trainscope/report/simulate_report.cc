@@ -27,7 +27,8 @@ Json BreakdownJson(const sim::Breakdown& b) {
               {"compute_total_s", b.total_compute_seconds},
               {"exposed_comm_total_s", b.total_exposed_comm_seconds},
               {"launch_overhead_s", b.launch_overhead_seconds},
-              {"fp8_overhead_s", b.fp8_overhead_seconds}};
+              {"fp8_overhead_s", b.fp8_overhead_seconds},
+              {"host_sync_s", b.host_sync_seconds}};
 }
 
 bool Fits(const study::Study& study, const study::StudyResult& result) {
@@ -115,6 +116,7 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
                       {"exposed_comm_s", b.total_exposed_comm_seconds},
                       {"launch_overhead_s", b.launch_overhead_seconds},
                       {"fp8_overhead_s", b.fp8_overhead_seconds},
+                      {"host_sync_s", b.host_sync_seconds},
                       {"bubble_s", b.bubble_seconds},
                       {"compute_by_family_s", SecondsMap(b.compute_seconds)},
                       {"exposed_comm_by_group_s", SecondsMap(b.exposed_comm_seconds)}});
@@ -237,6 +239,10 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
   out +=
       fmt::format("  {:<24}{:>14}{:>8}\n", "launch / host overhead", Ms(b.launch_overhead_seconds),
                   Percent(b.launch_overhead_seconds, m.step_seconds));
+  if (b.host_sync_seconds > 0) {
+    out += fmt::format("    {:<22}{:>14}{:>8}  (of it: GPU values read back)\n", "host syncs",
+                       Ms(b.host_sync_seconds), Percent(b.host_sync_seconds, m.step_seconds));
+  }
   if (b.fp8_overhead_seconds > 0) {
     out += fmt::format("  {:<24}{:>14}{:>8}  (in compute and launch above)\n",
                        "FP8 cast / amax / scales", Ms(b.fp8_overhead_seconds),

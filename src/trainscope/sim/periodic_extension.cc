@@ -36,7 +36,8 @@ Breakdown ExtendBreakdown(const Breakdown& first, const Breakdown& second, doubl
           Extend(first.total_exposed_comm_seconds, second.total_exposed_comm_seconds, k),
       .launch_overhead_seconds =
           Extend(first.launch_overhead_seconds, second.launch_overhead_seconds, k),
-      .fp8_overhead_seconds = Extend(first.fp8_overhead_seconds, second.fp8_overhead_seconds, k)};
+      .fp8_overhead_seconds = Extend(first.fp8_overhead_seconds, second.fp8_overhead_seconds, k),
+      .host_sync_seconds = Extend(first.host_sync_seconds, second.host_sync_seconds, k)};
 }
 
 std::vector<CriticalPathShare> ExtendCriticalPath(const std::vector<CriticalPathShare>& first,

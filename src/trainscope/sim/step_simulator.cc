@@ -50,6 +50,7 @@ Breakdown LaneBreakdown(const LaneTimeline& lane, double step_seconds) {
           op.role.kind == graph::OpKind::kFp8ScaleUpdate) {
         breakdown.fp8_overhead_seconds += seconds;
       }
+      if (op.role.kind == graph::OpKind::kHostSync) breakdown.host_sync_seconds += seconds;
     }
     edges.push_back({timing.start_seconds, +1, cls});
     edges.push_back({timing.end_seconds, -1, cls});

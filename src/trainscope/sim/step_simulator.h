@@ -102,6 +102,9 @@ struct Breakdown {
   // copies, scale swizzles and updates), device and host-bound parts together; already counted
   // in compute (their families) and launch overhead above, not an extra term of the partition.
   double fp8_overhead_seconds = 0;
+  // Host-sync ops (OpKind::kHostSync: blocking device-to-host reads, their small kernels
+  // between), all host-bound; already counted in launch overhead above.
+  double host_sync_seconds = 0;
 };
 
 // Time on the critical path, summed by stage and category ("compute:attention", "comm:ep",
