@@ -54,8 +54,10 @@ struct Recipe {
 // (recipes/deepseek/h100/deepseek_v3.py deepseek_v3_pretrain_1024gpu_h100_bf16_config, which
 // every DeepSeek-V3 perf recipe starts from) sets moe_flex_dispatcher_backend "hybridep" and ends
 // with training/flex_dispatcher_backend.py apply_flex_dispatcher_backend, which switches the
-// dispatcher to flex on every GPU with compute capability 8-10 (since Megatron-Bridge #2288,
-// 2026-02-11); GPT-OSS's and Kimi-K2's bases keep the bridge's "alltoall"
+// dispatcher to flex on every GPU with compute capability 8-10 (Megatron-Bridge #2288, in the
+// release branch from the 26.02.01 container; the 26.02 container's scripts passed "hybridep"
+// directly, which #1888 allowed on SM 10.0); GPT-OSS's and Kimi-K2's bases keep the bridge's
+// "alltoall"
 // (models/gpt_oss/gpt_oss_bridge.py, recipes/kimi/h100/kimi_k2.py).
 const std::vector<Recipe>& Recipes() {
   using enum Precision;
@@ -79,6 +81,9 @@ const std::vector<Recipe>& Recipes() {
       {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B200", kFp8CurrentScaling, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B200", kMxfp8, 1, 8, 2, 32, 1, kDeepEp, kTeAttnRouterPreprocess, true, {"mla_up_proj", "mlp"}},
+      // B200 MXFP8 before the 26.04.01 container (scripts/performance/configs/deepseek/
+      // deepseek_workload_base_configs.py at v0.2.0 to v0.4.0): the BF16 layout and settings.
+      {"DeepSeek-V3", "B200", kMxfp8, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       // deepseek/h100/deepseek_v3.py
       {"DeepSeek-V3", "H100", kBf16, 2, 8, 4, 64, 1, kHybridEp, kNone, false, {"mla_up_proj", "mlp"}},
       {"DeepSeek-V3", "H100", kFp8CurrentScaling, 2, 8, 4, 64, 1, kHybridEp, kNone, false, {"mla_up_proj", "mlp"}},
@@ -103,6 +108,10 @@ const std::vector<Recipe>& Recipes() {
       {"GPT-OSS-120B", "B200", kMxfp8, 1, 1, 1, 8, 4, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
       {"GPT-OSS-120B", "H100", kBf16, 1, 4, 1, 8, 1, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
       {"GPT-OSS-120B", "H100", kFp8CurrentScaling, 1, 4, 1, 8, 1, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
+      // Only the 26.02 container's tables ran EP 64 on B300 / B200 (scripts/performance/configs/
+      // gpt_oss/gpt_oss_workload_base_configs.py at v0.3.0, 21b02e0cf; EP 8 since 904597bd3).
+      {"GPT-OSS-120B", "B300", kBf16, 1, 1, 1, 64, 4, kAllToAll, kTeAttnRouterPreprocess, false, {}},
+      {"GPT-OSS-120B", "B200", kBf16, 1, 1, 1, 64, 4, kAllToAll, kNone, false, {"layernorm", "moe_act"}},
       // qwen/<gpu>/qwen3_moe.py (the independent Qwen check: never fitted); "full iteration
       // MXFP8" is qwen/common.py _enable_hybridep_full_iteration_mxfp8 (full_iteration graphs,
       // overlap_moe_expert_parallel_comm). No recompute in any of them.
@@ -146,6 +155,24 @@ std::optional<OlderDispatch> OlderDeepSeekDispatch(std::string_view gpu,
     return OlderDispatch{Dispatch::kHybridEp, false};
   }
   return OlderDispatch{Dispatch::kAllToAll, false};
+}
+
+// The GPT-OSS-120B BF16 dispatcher and EP overlap of a row from an older container than the
+// recipes, where they differed (scripts/performance/configs/gpt_oss/
+// gpt_oss_workload_base_configs.py at each release; docs/releases/software-versions.md maps
+// containers to releases): GB200 had no EP overlap before the 26.04 container (7260d6214,
+// 2026-03-23, added it); 26.04 (v0.4.0) ran GB200 and B200 on HybridEP (back to alltoall in
+// 26.04.01: 1513a1026, 14b537eac); 26.02.01's B300 recipe named HybridEP, which the v0.3.x
+// scripts never read (904597bd3), so it ran alltoall. nullopt = the recipe's own.
+std::optional<OlderDispatch> OlderGptOssDispatch(std::string_view gpu, Precision precision,
+                                                 std::string_view container) {
+  if (container.empty() || precision != Precision::kBf16) return std::nullopt;
+  if (container == "26.04" && (gpu == "GB200" || gpu == "B200")) {
+    return OlderDispatch{Dispatch::kHybridEp, gpu == "GB200"};
+  }
+  if (gpu == "GB200" && container < "26.04") return OlderDispatch{Dispatch::kAllToAll, false};
+  if (gpu == "B300" && container == "26.02.01") return OlderDispatch{Dispatch::kAllToAll, false};
+  return std::nullopt;
 }
 
 std::string_view DispatchName(Dispatch dispatch) {
@@ -206,6 +233,13 @@ std::string ContainerOf(const io::CalibrationRow& row) {
             std::isdigit(static_cast<unsigned char>(candidate[1])) && candidate[2] == '.' &&
             std::isdigit(static_cast<unsigned char>(candidate[3])) &&
             std::isdigit(static_cast<unsigned char>(candidate[4]))) {
+          // A patch release: "26.04.01".
+          const std::string patch = text->substr(start + 5, 3);
+          if (patch.size() == 3 && patch[0] == '.' &&
+              std::isdigit(static_cast<unsigned char>(patch[1])) &&
+              std::isdigit(static_cast<unsigned char>(patch[2]))) {
+            return candidate + patch;
+          }
           return candidate;
         }
         at = text->find(marker, start);
@@ -233,6 +267,13 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
         recipe.dispatch = older->dispatch;
         recipe.ep_overlap = older->ep_overlap;
         older_dispatch = true;
+      }
+    }
+    if (preset == "GPT-OSS-120B") {
+      if (const std::optional<OlderDispatch> older =
+              OlderGptOssDispatch(gpu, precision, container)) {
+        recipe.dispatch = older->dispatch;
+        recipe.ep_overlap = older->ep_overlap;
       }
     }
     training.moe.dispatcher = recipe.dispatch == Dispatch::kAllToAll

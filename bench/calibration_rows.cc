@@ -331,6 +331,13 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
     return {std::nullopt, "missing num_gpus, tp, pp or seq_len"};
   }
   if (Contains(Lower(row.model), "lora")) return {std::nullopt, "LoRA fine-tuning not modelled"};
+  // The table itself footnotes these two as a known regression of that container
+  // (docs/performance-summary-archive.md [^gpt-oss-note], NVIDIA/cudnn-frontend#256: the CuTeDSL
+  // grouped dGLU kernel about 10x slower in cudnn-frontend 1.24); the recipe is 26.06's.
+  if (*preset == "GPT-OSS-120B" && ContainerOf(row) == "26.06.01" && Contains(precision, "mx")) {
+    return {std::nullopt,
+            "container 26.06.01's footnoted GPT-OSS regression (NVIDIA/cudnn-frontend#256)"};
+  }
 
   CalibrationCase c;
   c.row = row;

@@ -100,12 +100,57 @@ TEST(BridgeRecipesTest, DeepSeekV3RecipesInheritTheBaseHybridEpDispatcher) {
 TEST(BridgeRecipesTest, ContainerIsReadFromTheNotesOrTheSource) {
   io::CalibrationRow row;
   row.source = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (26.06.01)";
+  EXPECT_EQ(ContainerOf(row), "26.06.01");
+  row.source = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (26.06)";
   EXPECT_EQ(ContainerOf(row), "26.06");
   row.notes = "Pre-Training perf; NeMo container 25.11; FSDP=0";
   EXPECT_EQ(ContainerOf(row), "25.11");
   row = {};
   row.source = "examples/model_verification_cards/deepseek-v3/card.yaml (commit 067f987)";
   EXPECT_EQ(ContainerOf(row), "");
+}
+
+// GPT-OSS-120B BF16 in older containers (gpt_oss_workload_base_configs.py per release): GB200
+// without EP overlap before 26.04; GB200 and B200 on HybridEP in 26.04, alltoall again in
+// 26.04.01; the current recipe otherwise.
+TEST(BridgeRecipesTest, GptOssRowsOfOlderContainersRunThatContainersDispatcher) {
+  config::TrainingConfig gb200 = Layout(1, 1, 1, 64, 4);
+  gb200.parallel.world_size = 64;
+  ASSERT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "GB200", "bf16", gb200, "26.02.01").size(), 1U);
+  EXPECT_EQ(gb200.moe.dispatcher, config::TokenDispatcher::kAllToAll);
+  EXPECT_FALSE(gb200.moe.overlap_expert_parallel_comm);
+  EXPECT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "GB200", "bf16", gb200, "26.04").size(), 1U);
+  EXPECT_EQ(gb200.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_FALSE(gb200.moe.enable_deepep);
+  EXPECT_TRUE(gb200.moe.overlap_expert_parallel_comm);
+  EXPECT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "GB200", "bf16", gb200, "26.04.01").size(), 1U);
+  EXPECT_EQ(gb200.moe.dispatcher, config::TokenDispatcher::kAllToAll);
+  EXPECT_TRUE(gb200.moe.overlap_expert_parallel_comm);
+  config::TrainingConfig b200 = Layout(1, 1, 1, 8, 4);
+  b200.parallel.world_size = 64;
+  EXPECT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "B200", "bf16", b200, "26.04").size(), 1U);
+  EXPECT_EQ(b200.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_FALSE(b200.moe.overlap_expert_parallel_comm);
+  // 26.02's EP 64 layout on B200: alltoall with layernorm + moe_act recompute.
+  config::TrainingConfig b200_ep64 = Layout(1, 1, 1, 64, 4);
+  b200_ep64.parallel.world_size = 64;
+  ASSERT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "B200", "bf16", b200_ep64, "26.02").size(), 1U);
+  EXPECT_EQ(b200_ep64.recompute.modules, (std::vector<std::string>{"layernorm", "moe_act"}));
+}
+
+// DeepSeek-V3 B200 MXFP8 before the 26.04.01 container: PP16 EP8 with the BF16 recipe's
+// settings (HybridEP, no graphs, no EP overlap, mla_up_proj recompute); in a 25.11 row the older
+// scripts' alltoall.
+TEST(BridgeRecipesTest, DeepSeekV3B200Mxfp8Pp16RunsTheBf16Settings) {
+  config::TrainingConfig t = Layout(1, 16, 1, 8, 1);
+  ASSERT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B200", "mxfp8", t, "26.02").size(), 1U);
+  EXPECT_EQ(t.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_FALSE(t.moe.overlap_expert_parallel_comm);
+  EXPECT_EQ(t.recompute.modules, (std::vector<std::string>{"mla_up_proj"}));
+  config::TrainingConfig older = Layout(1, 16, 1, 8, 1);
+  ASSERT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B200", "fp8-mx", older, "25.11").size(), 1U);
+  EXPECT_EQ(older.moe.dispatcher, config::TokenDispatcher::kAllToAll);
+  EXPECT_EQ(older.recompute.modules, (std::vector<std::string>{"mla_up_proj"}));
 }
 
 }  // namespace
