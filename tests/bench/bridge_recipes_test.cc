@@ -10,10 +10,11 @@
 namespace trainscope::bench {
 namespace {
 
-config::TrainingConfig Layout(int64_t tp, int64_t pp, int64_t vp, int64_t ep, int64_t mbs) {
+config::TrainingConfig Layout(int64_t tp, int64_t pp, int64_t vp, int64_t ep, int64_t mbs,
+                              int64_t world = 256) {
   config::TrainingConfig t;
   t.parallel = {
-      .world_size = 256, .tensor = tp, .pipeline = pp, .virtual_stages = vp, .expert = ep};
+      .world_size = world, .tensor = tp, .pipeline = pp, .virtual_stages = vp, .expert = ep};
   t.batch.micro_batch_size = mbs;
   return t;
 }
@@ -74,14 +75,12 @@ TEST(BridgeRecipesTest, DeepSeekV3RecipesInheritTheBaseHybridEpDispatcher) {
   // perf_recipes/deepseek/h100/deepseek_v3.py deepseek_v3_pretrain_1024gpu_h100_bf16_config sets
   // no dispatcher; its base (recipes/deepseek/h100/deepseek_v3.py) sets backend "hybridep" and
   // ends with apply_flex_dispatcher_backend, which makes it flex on compute capability 8-10.
-  config::TrainingConfig t = Layout(2, 8, 4, 64, 1);
-  t.parallel.world_size = 1024;
+  config::TrainingConfig t = Layout(2, 8, 4, 64, 1, 1024);
   EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "H100", "bf16", t, "26.08").size(), 1U);
   EXPECT_EQ(t.moe.dispatcher, config::TokenDispatcher::kFlex);
   EXPECT_FALSE(t.moe.enable_deepep);
   // The 25.09 tables ran scripts/performance/run_script.py, which enabled DeepEP on H100.
-  config::TrainingConfig old = Layout(2, 8, 4, 64, 1);
-  old.parallel.world_size = 1024;
+  config::TrainingConfig old = Layout(2, 8, 4, 64, 1, 1024);
   EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "H100", "bf16", old, "25.09").size(), 1U);
   EXPECT_EQ(old.moe.dispatcher, config::TokenDispatcher::kFlex);
   EXPECT_TRUE(old.moe.enable_deepep);
@@ -114,8 +113,7 @@ TEST(BridgeRecipesTest, ContainerIsReadFromTheNotesOrTheSource) {
 // without EP overlap before 26.04; GB200 and B200 on HybridEP in 26.04, alltoall again in
 // 26.04.01; the current recipe otherwise.
 TEST(BridgeRecipesTest, GptOssRowsOfOlderContainersRunThatContainersDispatcher) {
-  config::TrainingConfig gb200 = Layout(1, 1, 1, 64, 4);
-  gb200.parallel.world_size = 64;
+  config::TrainingConfig gb200 = Layout(1, 1, 1, 64, 4, 64);
   ASSERT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "GB200", "bf16", gb200, "26.02.01").size(), 1U);
   EXPECT_EQ(gb200.moe.dispatcher, config::TokenDispatcher::kAllToAll);
   EXPECT_FALSE(gb200.moe.overlap_expert_parallel_comm);
@@ -126,14 +124,12 @@ TEST(BridgeRecipesTest, GptOssRowsOfOlderContainersRunThatContainersDispatcher) 
   EXPECT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "GB200", "bf16", gb200, "26.04.01").size(), 1U);
   EXPECT_EQ(gb200.moe.dispatcher, config::TokenDispatcher::kAllToAll);
   EXPECT_TRUE(gb200.moe.overlap_expert_parallel_comm);
-  config::TrainingConfig b200 = Layout(1, 1, 1, 8, 4);
-  b200.parallel.world_size = 64;
+  config::TrainingConfig b200 = Layout(1, 1, 1, 8, 4, 64);
   EXPECT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "B200", "bf16", b200, "26.04").size(), 1U);
   EXPECT_EQ(b200.moe.dispatcher, config::TokenDispatcher::kFlex);
   EXPECT_FALSE(b200.moe.overlap_expert_parallel_comm);
   // 26.02's EP 64 layout on B200: alltoall with layernorm + moe_act recompute.
-  config::TrainingConfig b200_ep64 = Layout(1, 1, 1, 64, 4);
-  b200_ep64.parallel.world_size = 64;
+  config::TrainingConfig b200_ep64 = Layout(1, 1, 1, 64, 4, 64);
   ASSERT_EQ(ApplyBridgeRecipe("GPT-OSS-120B", "B200", "bf16", b200_ep64, "26.02").size(), 1U);
   EXPECT_EQ(b200_ep64.recompute.modules, (std::vector<std::string>{"layernorm", "moe_act"}));
 }
