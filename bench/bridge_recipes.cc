@@ -21,7 +21,14 @@ Precision PrecisionOf(const std::string& lower) {
 }
 
 enum class Dispatch { kAllToAll, kHybridEp, kDeepEp };
-enum class Graphs { kNone, kTeAttnRouterPreprocess, kTeRouterPreprocess, kFullIteration };
+// kLocalLayers: Megatron-Core's own per-layer graphs (cuda_graph_impl "local", whole layers).
+enum class Graphs {
+  kNone,
+  kTeAttnRouterPreprocess,
+  kTeRouterPreprocess,
+  kFullIteration,
+  kLocalLayers
+};
 
 // One performance recipe: the layout it describes and the settings that change step time.
 struct Recipe {
@@ -128,6 +135,19 @@ const std::vector<Recipe>& Recipes() {
       {"Qwen3-235B-A22B", "GB300", kBf16, 1, 4, 1, 32, 2, kHybridEp, kTeAttnRouterPreprocess, false, {}},
       {"Qwen3-235B-A22B", "GB200", kMxfp8, 1, 8, 3, 32, 1, kHybridEp, kFullIteration, true, {}, true},
       {"Qwen3-235B-A22B", "B300", kMxfp8, 1, 8, 3, 8, 2, kHybridEp, kFullIteration, true, {}, true},
+      // Layouts only older containers' tables ran (scripts/performance/configs/qwen/ at the
+      // release of each container: 25.11 = v0.2.0, 26.02 = v0.3.0, 26.02.01 = v0.3.1, 26.04.01 =
+      // v0.4.2); container splits inside them are in OlderQwenRecipe.
+      {"Qwen3-30B-A3B", "GB300", kMxfp8, 1, 1, 1, 8, 4, kHybridEp, kTeRouterPreprocess, false, {}},  // 25.11
+      {"Qwen3-30B-A3B", "B200", kMxfp8, 1, 1, 1, 8, 1, kAllToAll, kTeRouterPreprocess, false, {}},  // 25.11, 26.02
+      {"Qwen3-30B-A3B", "B200", kFp8CurrentScaling, 1, 1, 1, 8, 1, kAllToAll, kLocalLayers, false, {}},  // 25.09
+      {"Qwen3-235B-A22B", "GB300", kBf16, 1, 4, 12, 16, 2, kHybridEp, kTeRouterPreprocess, false, {}},  // 25.11
+      {"Qwen3-235B-A22B", "GB300", kMxfp8, 1, 4, 1, 32, 2, kHybridEp, kTeAttnRouterPreprocess, false, {}},  // 26.02, 26.02.01
+      {"Qwen3-235B-A22B", "B300", kMxfp8, 1, 8, 4, 8, 1, kAllToAll, kNone, true, {}},  // 26.02, 26.02.01
+      {"Qwen3-235B-A22B", "B300", kMxfp8, 1, 8, 1, 8, 2, kHybridEp, kNone, false, {}},  // 26.04.01 (26.04: alltoall)
+      {"Qwen3-235B-A22B", "B200", kMxfp8, 1, 8, 1, 8, 1, kAllToAll, kNone, false, {}},  // 26.02 to 26.04.01
+      {"Qwen3-235B-A22B", "B200", kMxfp8, 1, 8, 2, 8, 1, kAllToAll, kNone, true, {}},  // 25.11 (25.09: no overlap)
+      {"Qwen3-235B-A22B", "B200", kFp8CurrentScaling, 1, 8, 2, 8, 1, kAllToAll, kNone, false, {}},  // 25.09
       {"Qwen3-235B-A22B", "B200", kMxfp8, 1, 8, 3, 8, 1, kHybridEp, kFullIteration, true, {}, true},
       {"Qwen3-235B-A22B", "B200", kBf16, 1, 8, 4, 8, 1, kAllToAll, kNone, false, {}},
       {"Qwen3-235B-A22B", "H100", kBf16, 2, 8, 4, 32, 1, kAllToAll, kNone, true, {}},
@@ -175,6 +195,66 @@ std::optional<OlderDispatch> OlderGptOssDispatch(std::string_view gpu, Precision
   return std::nullopt;
 }
 
+// A Qwen3 MoE row from an older container than the table's recipe of its layout
+// (scripts/performance/configs/qwen/ per release): before the 26.06 container the GB300 / B300
+// MXFP8 recipes of Qwen3-30B-A3B (MBS 8) and the GB300 one of Qwen3-235B-A22B (VP 12) ran
+// HybridEP with TE-scoped graphs (moe_router + moe_preprocess; attn + moe_router +
+// moe_preprocess for 235B), no EP overlap, no FP8 attention and no op fuser, not the
+// full-iteration helper; Qwen3-30B-A3B on B200 (MBS 4) had no EP overlap before 26.06.01 and the
+// full-iteration helper in 26.06.01; Qwen3-235B-A22B on B300 at VP 1 ran alltoall in 26.04
+// (HybridEP from 26.04.01, 6a5c997e7) and on B200 at VP 2 had no EP overlap in 25.09.
+void ApplyOlderQwenRecipe(std::string_view gpu, std::string_view container, Recipe& r) {
+  if (container.empty()) return;
+  const bool qwen30b = r.preset == "Qwen3-30B-A3B";
+  if (r.precision == Precision::kMxfp8 && container < "26.06") {
+    if (qwen30b && (gpu == "GB300" || gpu == "B300") && r.mbs == 8) {
+      r = {r.preset,
+           r.gpu,
+           r.precision,
+           r.tp,
+           r.pp,
+           r.vp,
+           r.ep,
+           r.mbs,
+           Dispatch::kHybridEp,
+           Graphs::kTeRouterPreprocess,
+           false,
+           {}};
+      return;
+    }
+    if (!qwen30b && gpu == "GB300" && r.vp == 12) {
+      r = {r.preset,
+           r.gpu,
+           r.precision,
+           r.tp,
+           r.pp,
+           r.vp,
+           r.ep,
+           r.mbs,
+           Dispatch::kHybridEp,
+           Graphs::kTeAttnRouterPreprocess,
+           false,
+           {}};
+      return;
+    }
+  }
+  if (qwen30b && gpu == "B200" && r.precision == Precision::kMxfp8 && r.mbs == 4) {
+    if (container < "26.06.01") {
+      r.graphs = Graphs::kTeAttnRouterPreprocess;
+      r.ep_overlap = false;
+    } else if (container == "26.06.01") {
+      r.graphs = Graphs::kFullIteration;
+      r.ep_overlap = true;
+      r.fp8_attention = true;
+    }
+    return;
+  }
+  if (!qwen30b && gpu == "B300" && r.vp == 1 && container == "26.04") {
+    r.dispatch = Dispatch::kAllToAll;
+  }
+  if (!qwen30b && gpu == "B200" && r.vp == 2 && container < "25.11") r.ep_overlap = false;
+}
+
 std::string_view DispatchName(Dispatch dispatch) {
   switch (dispatch) {
     case Dispatch::kAllToAll:
@@ -197,6 +277,8 @@ std::string_view GraphsName(Graphs graphs) {
       return "transformer_engine moe_router+moe_preprocess";
     case Graphs::kFullIteration:
       return "full_iteration";
+    case Graphs::kLocalLayers:
+      return "local, whole layers";
   }
   return "";
 }
@@ -276,6 +358,7 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
         recipe.ep_overlap = older->ep_overlap;
       }
     }
+    if (preset.rfind("Qwen3-", 0) == 0) ApplyOlderQwenRecipe(gpu, container, recipe);
     training.moe.dispatcher = recipe.dispatch == Dispatch::kAllToAll
                                   ? config::TokenDispatcher::kAllToAll
                                   : config::TokenDispatcher::kFlex;
@@ -290,8 +373,9 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     // fp8_output_proj arrived with Megatron-LM's May 2026 TransformerConfig; an older container's
     // run kept the BF16 output layer.
     training.precision.fp8_output_proj = recipe.fp8_output_proj && !older_dispatch;
-    // The same full-iteration helpers set model.use_transformer_engine_op_fuser = True.
-    training.moe.te_op_fuser = recipe.fp8_output_proj && !older_dispatch;
+    // Every full-iteration helper sets model.use_transformer_engine_op_fuser = True
+    // (deepseek/common.py, gpt_oss/common.py, qwen/common.py).
+    training.moe.te_op_fuser = recipe.graphs == Graphs::kFullIteration && !older_dispatch;
     training.cuda_graph = {};
     switch (recipe.graphs) {
       case Graphs::kNone:
@@ -306,6 +390,9 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
         break;
       case Graphs::kFullIteration:
         training.cuda_graph.impl = config::CudaGraphImpl::kFullIteration;
+        break;
+      case Graphs::kLocalLayers:
+        training.cuda_graph.impl = config::CudaGraphImpl::kLocal;
         break;
     }
     training.recompute = {};

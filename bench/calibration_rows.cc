@@ -279,6 +279,14 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.moe.dispatcher = flex ? config::TokenDispatcher::kFlex : config::TokenDispatcher::kAllToAll;
     if (flex) assumptions.push_back("flex dispatcher (DeepEP / HybridEP in the notes)");
     t.moe.grouped_gemm = true;
+    if (Contains(Lower(row.model), "tokendrop")) {
+      // The 25.09 tables' "(tokendrop)" runs: capacity factor 1.0 with each expert's input padded
+      // to capacity (scripts/performance at the 25.09 release: moe_expert_capacity_factor 1.0,
+      // moe_pad_expert_input_to_capacity True).
+      t.moe.capacity_factor = 1.0;
+      t.moe.pad_expert_input_to_capacity = true;
+      assumptions.push_back("token drop: capacity factor 1.0, padded to capacity");
+    }
     // DeepSeek-V3's aux-loss-free balancing: Megatron-Bridge's recipes turn on
     // --moe-router-enable-expert-bias for models whose router carries the expert bias.
     t.moe.router_enable_expert_bias = model.moe.router_score_bias;

@@ -149,5 +149,34 @@ TEST(BridgeRecipesTest, DeepSeekV3B200Mxfp8Pp16RunsTheBf16Settings) {
   EXPECT_EQ(older.recompute.modules, (std::vector<std::string>{"mla_up_proj"}));
 }
 
+// Qwen3 rows of older containers (scripts/performance/configs/qwen/ per release): Qwen3-30B-A3B
+// on GB300 at MBS 8 ran TE-scoped moe_router + moe_preprocess graphs without EP overlap before
+// the 26.06 container, the full-iteration helper (op fuser on) since; Qwen3-235B-A22B on B300 at
+// VP 1 ran alltoall in 26.04 and HybridEP in 26.04.01; 25.09's Qwen3-30B-A3B on B200 had
+// Megatron's own per-layer graphs.
+TEST(BridgeRecipesTest, QwenRowsOfOlderContainersRunThatContainersRecipe) {
+  config::TrainingConfig old30b = Layout(1, 1, 1, 8, 8, 8);
+  ASSERT_EQ(ApplyBridgeRecipe("Qwen3-30B-A3B", "GB300", "mxfp8", old30b, "26.04.01").size(), 1U);
+  EXPECT_EQ(old30b.cuda_graph.impl, config::CudaGraphImpl::kTransformerEngine);
+  EXPECT_EQ(old30b.cuda_graph.modules, (std::vector<std::string>{"moe_router", "moe_preprocess"}));
+  EXPECT_FALSE(old30b.moe.overlap_expert_parallel_comm);
+  EXPECT_FALSE(old30b.moe.te_op_fuser);
+  EXPECT_FALSE(old30b.precision.fp8_dot_product_attention);
+  config::TrainingConfig new30b = Layout(1, 1, 1, 8, 8, 8);
+  ASSERT_EQ(ApplyBridgeRecipe("Qwen3-30B-A3B", "GB300", "mxfp8", new30b, "26.08").size(), 1U);
+  EXPECT_EQ(new30b.cuda_graph.impl, config::CudaGraphImpl::kFullIteration);
+  EXPECT_TRUE(new30b.moe.overlap_expert_parallel_comm);
+  EXPECT_TRUE(new30b.moe.te_op_fuser);
+  config::TrainingConfig b300 = Layout(1, 8, 1, 8, 2);
+  ASSERT_EQ(ApplyBridgeRecipe("Qwen3-235B-A22B", "B300", "mxfp8", b300, "26.04").size(), 1U);
+  EXPECT_EQ(b300.moe.dispatcher, config::TokenDispatcher::kAllToAll);
+  ASSERT_EQ(ApplyBridgeRecipe("Qwen3-235B-A22B", "B300", "mxfp8", b300, "26.04.01").size(), 1U);
+  EXPECT_EQ(b300.moe.dispatcher, config::TokenDispatcher::kFlex);
+  config::TrainingConfig b200 = Layout(1, 1, 1, 8, 1, 8);
+  ASSERT_EQ(ApplyBridgeRecipe("Qwen3-30B-A3B", "B200", "fp8-cs", b200, "25.09").size(), 1U);
+  EXPECT_EQ(b200.cuda_graph.impl, config::CudaGraphImpl::kLocal);
+  EXPECT_TRUE(b200.cuda_graph.modules.empty());
+}
+
 }  // namespace
 }  // namespace trainscope::bench

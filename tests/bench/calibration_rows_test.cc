@@ -107,5 +107,20 @@ TEST(CalibrationRowsTest, AutomodelRowsRunTheirConfigsSettings) {
   EXPECT_EQ(bridge.moe.dispatcher, config::TokenDispatcher::kAllToAll);
 }
 
+// The 25.09 tables' "(tokendrop)" rows ran capacity factor 1.0 with padding to capacity.
+TEST(CalibrationRowsTest, TokenDropRowsPadEveryExpertToCapacity) {
+  io::CalibrationRow row = Row("NVIDIA-NeMo/Megatron-Bridge docs (25.09)", "GA=64");
+  row.model = "Qwen3-30B-A3B (tokendrop)";
+  row.num_gpus = 8;
+  row.ep = 8;
+  std::vector<std::string> assumptions;
+  const config::TrainingConfig t = BaseTraining(io::LoadPreset("Qwen3-30B-A3B"), row, assumptions);
+  EXPECT_EQ(t.moe.capacity_factor, 1.0);
+  EXPECT_TRUE(t.moe.pad_expert_input_to_capacity);
+  row.model = "Qwen3-30B-A3B";
+  EXPECT_FALSE(BaseTraining(io::LoadPreset("Qwen3-30B-A3B"), row, assumptions)
+                   .moe.pad_expert_input_to_capacity);
+}
+
 }  // namespace
 }  // namespace trainscope::bench
