@@ -33,7 +33,7 @@ namespace trainscope::cost {
 // graphed paths are sync-free), else op.num_launches · LaunchHostSeconds + op.num_host_syncs ·
 // eff.host_sync_seconds. The op cannot finish before its last launch is issued, so it takes
 // max(device seconds, this) (sim/: the part beyond the device time is reported as launch
-// overhead). Precondition (checked): !op.IsComm(), num_launches >= 0.
+// overhead). Precondition (checked): !op.IsComm(), num_launches >= 0, num_host_syncs >= 0.
 [[nodiscard]] double HostFloorSeconds(const graph::Op& op, const config::GpuSpec& gpu,
                                       const ComputeEfficiency& eff, bool captured);
 
