@@ -50,6 +50,11 @@ struct Recipe {
   // and by every DeepSeek-V3 full-iteration MXFP8 recipe (deepseek/{gb200,gb300,b300}:
   // _enable_deepseek_full_iteration_mxfp8(cfg, ..., fp8_output_proj=True)); not by Qwen3's.
   bool fp8_output_proj = false;
+  // SMs of the flex kernels (moe_hybridep_num_sms, which Megatron-Core routes to
+  // moe_flex_dispatcher_num_sms); 0 = by dispatcher: 32 for HybridEP (perf_recipes/_common.py
+  // _benchmark_common; scripts/performance utils/overrides.py before), DeepEP's own default
+  // otherwise.
+  int64_t flex_num_sms = 0;
 };
 
 // perf_recipes/<model>/<gpu>/<file>.py at the commit in the header, function
@@ -87,7 +92,7 @@ const std::vector<Recipe>& Recipes() {
       // deepseek/b200/deepseek_v3.py
       {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B200", kFp8CurrentScaling, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
-      {"DeepSeek-V3", "B200", kMxfp8, 1, 8, 2, 32, 1, kDeepEp, kTeAttnRouterPreprocess, true, {"mla_up_proj", "mlp"}},
+      {"DeepSeek-V3", "B200", kMxfp8, 1, 8, 2, 32, 1, kDeepEp, kTeAttnRouterPreprocess, true, {"mla_up_proj", "mlp"}, false, false, 16},
       // B200 MXFP8 before the 26.04.01 container (scripts/performance/configs/deepseek/
       // deepseek_workload_base_configs.py at v0.2.0 to v0.4.0): the BF16 layout and settings.
       {"DeepSeek-V3", "B200", kMxfp8, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
@@ -363,6 +368,15 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
                                   ? config::TokenDispatcher::kAllToAll
                                   : config::TokenDispatcher::kFlex;
     training.moe.enable_deepep = recipe.dispatch == Dispatch::kDeepEp;
+    training.moe.flex_backend = recipe.dispatch == Dispatch::kHybridEp
+                                    ? config::FlexBackend::kHybridEp
+                                    : config::FlexBackend::kDeepEp;
+    training.moe.flex_num_sms.reset();
+    if (recipe.flex_num_sms > 0) {
+      training.moe.flex_num_sms = recipe.flex_num_sms;
+    } else if (recipe.dispatch == Dispatch::kHybridEp) {
+      training.moe.flex_num_sms = 32;
+    }
     training.moe.overlap_expert_parallel_comm = recipe.ep_overlap;
     // Every recipe here that overlaps the EP exchanges also delays the weight gradients
     // (comm_overlap.delay_wgrad_compute = True: deepseek/common.py, deepseek/b200,
@@ -420,6 +434,10 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
                                     ? config::TokenDispatcher::kAllToAll
                                     : config::TokenDispatcher::kFlex;
       training.moe.enable_deepep = older->dispatch == Dispatch::kDeepEp;
+      training.moe.flex_backend = older->dispatch == Dispatch::kHybridEp
+                                      ? config::FlexBackend::kHybridEp
+                                      : config::FlexBackend::kDeepEp;
+      if (older->dispatch == Dispatch::kHybridEp) training.moe.flex_num_sms = 32;
       training.moe.overlap_expert_parallel_comm = older->ep_overlap;
       return {fmt::format("Megatron-Bridge {} performance scripts: dispatcher {}, EP overlap {}",
                           container, DispatchName(older->dispatch),

@@ -277,7 +277,12 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     const bool flex =
         Contains(notes, "deepep") || Contains(notes, "hybridep") || Contains(notes, "hybrid-ep");
     t.moe.dispatcher = flex ? config::TokenDispatcher::kFlex : config::TokenDispatcher::kAllToAll;
-    if (flex) assumptions.push_back("flex dispatcher (DeepEP / HybridEP in the notes)");
+    if (flex) {
+      const bool hybridep = Contains(notes, "hybridep") || Contains(notes, "hybrid-ep");
+      t.moe.flex_backend = hybridep ? config::FlexBackend::kHybridEp : config::FlexBackend::kDeepEp;
+      assumptions.push_back(hybridep ? "flex dispatcher, HybridEP (in the notes)"
+                                     : "flex dispatcher, DeepEP (in the notes)");
+    }
     t.moe.grouped_gemm = true;
     if (Contains(Lower(row.model), "tokendrop")) {
       // The 25.09 tables' "(tokendrop)" runs: capacity factor 1.0 with each expert's input padded

@@ -1124,5 +1124,23 @@ TEST(ValidateTest, Fp8OutputProjNeedsMxfp8) {
   EXPECT_TRUE(Validate(model, training).ok());
 }
 
+// transformer_config.py __post_init__: --moe-enable-deepep selects deepep, so a hybridep backend
+// beside it is an error; the deepep backend cannot pad experts to capacity (HybridEP can).
+TEST(ValidateTest, FlexBackendRulesFollowMegatronCore) {
+  TrainingConfig training = Qwen30bExample();
+  training.moe.dispatcher = TokenDispatcher::kFlex;
+  training.moe.enable_deepep = true;
+  training.moe.flex_backend = config::FlexBackend::kHybridEp;
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C56", "--moe-flex-dispatcher-backend"));
+  training.moe.enable_deepep = false;
+  EXPECT_FALSE(HasRule(Validate(model, training).errors, "C56"));
+  training.moe.capacity_factor = 1.0;
+  training.moe.pad_expert_input_to_capacity = true;
+  EXPECT_FALSE(HasRule(Validate(model, training).errors, "C56"));
+  training.moe.flex_backend = config::FlexBackend::kDeepEp;
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C56", "--moe-pad-expert-input-to-capacity"));
+}
+
 }  // namespace
 }  // namespace trainscope::config

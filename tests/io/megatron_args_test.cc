@@ -286,6 +286,21 @@ TEST(MegatronArgsTest, AcceptsZeroScaleOutLatency) {
   EXPECT_EQ(Parse({"params", "--scale-out-latency-us", "0"}).hardware.scale_out_latency_us, 0.0);
 }
 
+// Megatron-Core's flex backend and SM-count flags (TransformerConfig
+// moe_flex_dispatcher_backend, moe_flex_dispatcher_num_sms and its deprecated per-backend
+// aliases); a backend trainscope does not model is a usage error naming the flag.
+TEST(MegatronArgsTest, ParsesTheFlexDispatcherBackendAndItsSmCount) {
+  const CliRequest request =
+      Parse({"simulate", "--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend",
+             "hybridep", "--moe-hybridep-num-sms", "32"});
+  EXPECT_EQ(request.training.moe.flex_backend, config::FlexBackend::kHybridEp);
+  EXPECT_EQ(request.training.moe.flex_num_sms, 32);
+  EXPECT_EQ(Parse({"simulate", "--moe-flex-dispatcher-num-sms", "16"}).training.moe.flex_num_sms,
+            16);
+  EXPECT_EQ(Parse({"simulate"}).training.moe.flex_backend, config::FlexBackend::kDeepEp);
+  EXPECT_THROW(Parse({"simulate", "--moe-flex-dispatcher-backend", "ncclep"}), UsageError);
+}
+
 }  // namespace
 
 TEST(MegatronArgsTest, PipelineLayoutSetsVirtualStages) {

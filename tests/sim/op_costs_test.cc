@@ -54,5 +54,47 @@ TEST(OpCostsTest, DeepSeekV3GroupLimitedRoutingCapsTheFlexNodesATokenReaches) {
   EXPECT_LT(seconds, cost::FlexExchangeSeconds(exchange, options.cluster, options.flex));
 }
 
+// DeepEP's normal kernels reach NVLink peers only inside a node; HybridEP spans the NVLink
+// domain (Megatron-Core: "only 'hybridep' backend supports the MNNVL case"). Qwen3-30B-A3B at
+// EP 16 on GB200 (4 GPUs a tray, one NVL72 domain of 64): DeepEP's exchange is priced as the
+// FlexExchange of 4 domains of 4 ranks (cross-tray traffic over RDMA), HybridEP's as one
+// domain of 16.
+TEST(OpCostsTest, DeepEpStaysInsideANodeWhileHybridEpSpansTheNvlinkDomain) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training;
+  training.parallel = {.world_size = 16, .expert = 16, .expert_tensor = 1};
+  training.batch = {.micro_batch_size = 1, .seq_length = 4096};
+  training.moe.dispatcher = config::TokenDispatcher::kFlex;
+  training.moe.grouped_gemm = true;
+  HardwareCostOptions options;
+  options.cluster = io::ResolveCluster({.gpu = std::string("GB200")});
+  ASSERT_EQ(options.cluster.gpus_per_node, 4);
+  ASSERT_GE(options.cluster.nvlink_domain_gpus, 16);
+  const std::vector<graph::Op> ops =
+      graph::DecoderLayerForward(graph::MakeLayerOpContext(model, training), 0);
+  const auto dispatch = std::find_if(ops.begin(), ops.end(), [](const graph::Op& op) {
+    return op.role.purpose == graph::CommPurpose::kEpFlexDispatch;
+  });
+  ASSERT_NE(dispatch, ops.end());
+  const double deepep = BindHardwareCosts(model, training, options).comm_cost(*dispatch, 0).seconds;
+  training.moe.flex_backend = config::FlexBackend::kHybridEp;
+  const double hybridep =
+      BindHardwareCosts(model, training, options).comm_cost(*dispatch, 0).seconds;
+  // E/e = 8 experts a rank, top-8 of 128: D = 16·[1 − C(120, 8)/C(128, 8)].
+  double miss = 1;
+  for (int i = 0; i < 8; ++i) miss *= (128.0 - 8 - i) / (128.0 - i);
+  cost::FlexExchange exchange{
+      .token_bytes = static_cast<double>(dispatch->message_bytes) / (16 * (1 - miss)),
+      .num_experts = 128,
+      .top_k = 8};
+  for (int64_t r = 0; r < 16; ++r) exchange.rank_domain.push_back(r / 4);
+  const double by_node = cost::FlexExchangeSeconds(exchange, options.cluster, options.flex);
+  EXPECT_NEAR(deepep, by_node, 1e-9 * by_node);
+  exchange.rank_domain.assign(16, 0);
+  const double one_domain = cost::FlexExchangeSeconds(exchange, options.cluster, options.flex);
+  EXPECT_NEAR(hybridep, one_domain, 1e-9 * one_domain);
+  EXPECT_GT(deepep, hybridep);
+}
+
 }  // namespace
 }  // namespace trainscope::sim

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tiny_study.h"
+#include "trainscope/error.h"
 #include "trainscope/graph/step_graph.h"
 #include "trainscope/io/cluster_file.h"
 #include "trainscope/io/hf_config_loader.h"
@@ -116,6 +117,26 @@ TEST(StudyTest, DynamicBinsCarryTheirMeanSampleCount) {
   EXPECT_EQ(batches->step.num_bins, 8);
   EXPECT_DOUBLE_EQ(batches->simulated.batch.samples_per_micro_batch, 2.0);
   EXPECT_DOUBLE_EQ(batches->memory.batch.samples_per_micro_batch, 2.0);
+}
+
+// --moe-flex-dispatcher-num-sms N: compute that runs beside a flex exchange (here the combined
+// 1F1B overlap) is slowed by 1/(1 − N/132) − 1 on Hopper's 132 SMs, so more SMs for the kernels
+// is a longer step; N at or above the GPU's SM count is an input error naming the flag.
+TEST(StudyTest, FlexSmCountSetsTheSlowdownOfComputeBesideTheExchange) {
+  Study study{.model = io::LoadPreset("Qwen3-30B-A3B")};
+  study.cluster = io::ResolveCluster({.gpu = std::string("H100")});
+  study.training.parallel = {.world_size = 16, .expert = 16, .expert_tensor = 1};
+  study.training.batch = {.micro_batch_size = 1, .global_batch_size = 64, .seq_length = 4096};
+  study.training.moe.dispatcher = config::TokenDispatcher::kFlex;
+  study.training.moe.grouped_gemm = true;
+  study.training.moe.overlap_expert_parallel_comm = true;
+  study.training.moe.flex_num_sms = 8;
+  const double few = RunStudy(study).simulation.step_seconds;
+  study.training.moe.flex_num_sms = 66;
+  const double half = RunStudy(study).simulation.step_seconds;
+  EXPECT_GT(half, few);
+  study.training.moe.flex_num_sms = 132;
+  EXPECT_THROW((void)RunStudy(study), trainscope::InputError);
 }
 
 }  // namespace

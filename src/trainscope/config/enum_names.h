@@ -35,6 +35,8 @@ inline constexpr EnumName<TokenDispatcher> kDispatcherNames[] = {
     {TokenDispatcher::kAllGather, "allgather"},
     {TokenDispatcher::kAllToAll, "alltoall"},
     {TokenDispatcher::kFlex, "flex"}};
+inline constexpr EnumName<FlexBackend> kFlexBackendNames[] = {{FlexBackend::kDeepEp, "deepep"},
+                                                              {FlexBackend::kHybridEp, "hybridep"}};
 inline constexpr EnumName<RecomputeGranularity> kRecomputeGranularityNames[] = {
     {RecomputeGranularity::kNone, "none"},
     {RecomputeGranularity::kSelective, "selective"},

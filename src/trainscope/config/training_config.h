@@ -126,6 +126,11 @@ enum class RouterDtype { kActivation, kFp32, kFp64 };
 // for the (bf16) activation dtype.
 [[nodiscard]] int64_t BytesOf(RouterDtype dtype);
 
+// The flex dispatcher's kernels (--moe-flex-dispatcher-backend, Megatron-Core's
+// TransformerConfig.moe_flex_dispatcher_backend, default "deepep"): DeepEP's normal kernels reach
+// NVLink peers only inside a node (no multi-node NVLink); HybridEP spans the whole NVLink domain.
+enum class FlexBackend { kDeepEp, kHybridEp };
+
 struct MoeRunConfig {
   TokenDispatcher dispatcher = TokenDispatcher::kAllGather;  // Megatron's default
   bool grouped_gemm = false;
@@ -146,7 +151,11 @@ struct MoeRunConfig {
   // --delay-wgrad-compute: the weight-gradient GEMMs run after the pass's data-gradient chain,
   // so the backward's dispatch exchange also hides behind them (combined 1F1B only).
   bool delay_wgrad_compute = false;
-  bool enable_deepep = false;  // --moe-enable-deepep
+  bool enable_deepep = false;  // --moe-enable-deepep (the deprecated spelling of deepep)
+  FlexBackend flex_backend = FlexBackend::kDeepEp;
+  // --moe-flex-dispatcher-num-sms (deprecated: --moe-deepep-num-sms, --moe-hybridep-num-sms): SMs
+  // the flex kernels hold while they run; unset = FlexDispatchConstants::sm_fraction.
+  std::optional<int64_t> flex_num_sms;
   bool router_enable_expert_bias = false;
   friend bool operator==(const MoeRunConfig&, const MoeRunConfig&) = default;
 };

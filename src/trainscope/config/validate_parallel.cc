@@ -254,6 +254,22 @@ void CheckDispatcher(const ModelConfig& model, const TrainingConfig& training,
                          dispatcher),
              "use --moe-token-dispatcher-type flex, or drop --moe-enable-deepep");
   }
+  // C56: the flex dispatcher's backend (transformer_config.py __post_init__): one backend only,
+  // and DeepEP cannot pad every expert to capacity.
+  if (moe.enable_deepep && moe.flex_backend == FlexBackend::kHybridEp) {
+    AddError(result, "C56", {kDeepEp, kFlexBackend},
+             "--moe-enable-deepep: selects the deepep backend, but --moe-flex-dispatcher-backend "
+             "is hybridep (Megatron-Core allows one backend)",
+             "drop --moe-enable-deepep (deprecated), or use --moe-flex-dispatcher-backend deepep");
+  }
+  const bool deepep = moe.enable_deepep || moe.flex_backend == FlexBackend::kDeepEp;
+  if (moe.dispatcher == TokenDispatcher::kFlex && moe.pad_expert_input_to_capacity && deepep) {
+    AddError(result, "C56", {kPadToCapacity, kFlexBackend},
+             "--moe-pad-expert-input-to-capacity: the flex dispatcher's deepep backend does not "
+             "pad to capacity",
+             "use --moe-flex-dispatcher-backend hybridep, or drop "
+             "--moe-pad-expert-input-to-capacity");
+  }
   const int64_t tp_ep = training.parallel.ExpertTensor() * training.parallel.expert;
   if (model.HasMoe() && moe.dispatcher == TokenDispatcher::kFlex && tp_ep == 1) {
     AddError(result, "C13", {kDispatcher, kEp, kEtp},

@@ -51,6 +51,7 @@ inline constexpr char kPadToCapacity[] = "--moe-pad-expert-input-to-capacity";
 inline constexpr char kLoadBalancing[] = "--moe-router-load-balancing-type";
 inline constexpr char kSharedOverlap[] = "--moe-shared-expert-overlap";
 inline constexpr char kDeepEp[] = "--moe-enable-deepep";
+inline constexpr char kFlexBackend[] = "--moe-flex-dispatcher-backend";
 inline constexpr char kEpOverlap[] = "--overlap-moe-expert-parallel-comm";
 inline constexpr char kDelayWgrad[] = "--delay-wgrad-compute";
 inline constexpr char kBf16[] = "--bf16";

@@ -50,6 +50,9 @@ inline constexpr NumberRange kMemoryGibRange{1e-3, 1e6};
 inline constexpr int64_t kMaxWorldSize = 10'000'000;
 // Decoder layers (num_hidden_layers, --num-layers-per-virtual-pipeline-stage, ...).
 inline constexpr int64_t kMaxLayers = 10'000;
+// SMs a flex dispatcher's kernels hold (--moe-flex-dispatcher-num-sms); the GPU's own count
+// bounds it further (rule C57).
+inline constexpr int64_t kMaxFlexSms = 1'000;
 // Routed experts (num_experts, num_local_experts).
 inline constexpr int64_t kMaxExperts = 100'000;
 // Sequence length in tokens.

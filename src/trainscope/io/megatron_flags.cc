@@ -166,6 +166,11 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> bool& { return r.training.moe.te_op_fuser; }),
       Switch({"--moe-enable-deepep"}, true,
              [](R& r) -> bool& { return r.training.moe.enable_deepep; }),
+      Choice({"--moe-flex-dispatcher-backend"}, config::kFlexBackendNames,
+             [](R& r) -> config::FlexBackend& { return r.training.moe.flex_backend; }),
+      OptionalCount(
+          {"--moe-flex-dispatcher-num-sms", "--moe-deepep-num-sms", "--moe-hybridep-num-sms"},
+          kMaxFlexSms, [](R& r) -> std::optional<int64_t>& { return r.training.moe.flex_num_sms; }),
       Switch({"--moe-router-enable-expert-bias"}, true,
              [](R& r) -> bool& { return r.training.moe.router_enable_expert_bias; }),
       {{"--bf16"},

@@ -19,21 +19,32 @@ using config::GroupKind;
 using graph::Collective;
 using graph::Op;
 
+// GPUs that reach each other over NVLink in the flex kernels: HybridEP spans the NVLink domain;
+// DeepEP's normal kernels only the ranks of one node (Megatron-Core's
+// moe_flex_dispatcher_backend: "Currently only 'hybridep' backend supports the MNNVL case").
+int64_t FlexNvlinkDomainGpus(const config::MoeRunConfig& moe, const config::ClusterSpec& cluster) {
+  const bool hybridep = moe.flex_backend == config::FlexBackend::kHybridEp && !moe.enable_deepep;
+  return hybridep ? cluster.nvlink_domain_gpus
+                  : std::min(cluster.gpus_per_node, cluster.nvlink_domain_gpus);
+}
+
 // Group placements by (group kind, rank) and by endpoint pair, computed on first use.
 class PlacementCache {
  public:
   PlacementCache(const config::TrainingConfig& training, const config::ClusterSpec& cluster)
-      : mapping_(training.parallel), cluster_(cluster) {}
+      : mapping_(training.parallel),
+        cluster_(cluster),
+        flex_domain_gpus_(FlexNvlinkDomainGpus(training.moe, cluster)) {}
 
-  // NVLink domain of each rank of `rank`'s tp_ep group, in group order.
+  // The flex kernels' NVLink domain of each rank of `rank`'s tp_ep group, in group order.
   const std::vector<int64_t>& TpEpDomains(int64_t rank) {
     auto it = tp_ep_domains_.find(rank);
     if (it == tp_ep_domains_.end()) {
       std::vector<int64_t> domains;
       for (const int64_t r : mapping_.GroupOf(GroupKind::kTpEp, rank)) {
-        domains.push_back(r / cluster_.nvlink_domain_gpus);
+        domains.push_back(r / flex_domain_gpus_);
       }
-      if (domains.empty()) domains = {rank / cluster_.nvlink_domain_gpus};
+      if (domains.empty()) domains = {rank / flex_domain_gpus_};
       it = tp_ep_domains_.emplace(rank, std::move(domains)).first;
     }
     return it->second;
@@ -68,6 +79,7 @@ class PlacementCache {
  private:
   config::RankMapping mapping_;
   const config::ClusterSpec& cluster_;
+  int64_t flex_domain_gpus_;
   std::map<std::pair<GroupKind, int64_t>, cost::GroupPlacement> groups_;
   std::map<std::pair<int64_t, int64_t>, cost::GroupPlacement> pairs_;
   std::map<int64_t, std::vector<int64_t>> tp_ep_domains_;

@@ -1,7 +1,10 @@
 #include "trainscope/study/study.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "trainscope/cost/gemm_efficiency_table.h"
 #include "trainscope/error.h"
 #include "trainscope/graph/step_graph.h"
 #include "trainscope/study/dynamic_batches.h"
@@ -10,10 +13,33 @@
 namespace trainscope::study {
 namespace {
 
+// The flex dispatcher's constants with the run's SM count: --moe-flex-dispatcher-num-sms N of the
+// GPU generation's SMs (cost::ReferenceSmCount), else the constants' own fraction.
+cost::FlexDispatchConstants FlexConstantsOf(const Study& study) {
+  cost::FlexDispatchConstants constants = study.flex_dispatch;
+  if (const std::optional<int64_t> sms = study.training.moe.flex_num_sms) {
+    const int64_t gpu_sms = cost::ReferenceSmCount(study.cluster.gpu.compute_capability);
+    if (gpu_sms == 0) {
+      throw InputError(fmt::format(
+          "--moe-flex-dispatcher-num-sms: the SM count of a {} is not known to trainscope",
+          study.cluster.gpu.name));
+    }
+    if (*sms >= gpu_sms) {
+      throw InputError(fmt::format(
+          "--moe-flex-dispatcher-num-sms {}: must be below the {} SMs of a {} (compute "
+          "capability {}.{})",
+          *sms, gpu_sms, study.cluster.gpu.name, study.cluster.gpu.compute_capability.major,
+          study.cluster.gpu.compute_capability.minor));
+    }
+    constants.sm_fraction = static_cast<double>(*sms) / static_cast<double>(gpu_sms);
+  }
+  return constants;
+}
+
 sim::SimulationOptions SimulationOptionsOf(const Study& study) {
   return sim::SimulationOptions{
       .interference_fraction = study.interference_fraction,
-      .flex_interference_fraction = cost::FlexComputeSlowdown(study.flex_dispatch),
+      .flex_interference_fraction = cost::FlexComputeSlowdown(FlexConstantsOf(study)),
       .moe_load_factor = MoeLoadFactor(study)};
 }
 
@@ -141,7 +167,7 @@ sim::HardwareCostOptions CostOptions(const Study& study) {
   options.cluster = study.cluster;
   options.compute = study.compute;
   options.gdn_backend = study.gdn_backend;
-  options.flex = study.flex_dispatch;
+  options.flex = FlexConstantsOf(study);
   if (study.routing_skew && study.model.HasMoe()) {
     options.expert_shares =
         cost::ExpertShares(*study.routing_skew, study.model.moe.num_experts, study.model.moe.top_k,
