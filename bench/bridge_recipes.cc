@@ -212,34 +212,20 @@ void ApplyOlderQwenRecipe(std::string_view gpu, std::string_view container, Reci
   if (container.empty()) return;
   const bool qwen30b = r.preset == "Qwen3-30B-A3B";
   if (r.precision == Precision::kMxfp8 && container < "26.06") {
+    // The recipe before the full-iteration helper: HybridEP and TE-scoped graphs only.
+    const auto te_scoped = [&r](Graphs graphs) {
+      r.dispatch = Dispatch::kHybridEp;
+      r.graphs = graphs;
+      r.ep_overlap = false;
+      r.fp8_attention = false;
+      r.fp8_output_proj = false;
+    };
     if (qwen30b && (gpu == "GB300" || gpu == "B300") && r.mbs == 8) {
-      r = {r.preset,
-           r.gpu,
-           r.precision,
-           r.tp,
-           r.pp,
-           r.vp,
-           r.ep,
-           r.mbs,
-           Dispatch::kHybridEp,
-           Graphs::kTeRouterPreprocess,
-           false,
-           {}};
+      te_scoped(Graphs::kTeRouterPreprocess);
       return;
     }
     if (!qwen30b && gpu == "GB300" && r.vp == 12) {
-      r = {r.preset,
-           r.gpu,
-           r.precision,
-           r.tp,
-           r.pp,
-           r.vp,
-           r.ep,
-           r.mbs,
-           Dispatch::kHybridEp,
-           Graphs::kTeAttnRouterPreprocess,
-           false,
-           {}};
+      te_scoped(Graphs::kTeAttnRouterPreprocess);
       return;
     }
   }
