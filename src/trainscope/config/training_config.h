@@ -157,6 +157,11 @@ struct MoeRunConfig {
   // the flex kernels hold while they run; unset = FlexDispatchConstants::sm_fraction.
   std::optional<int64_t> flex_num_sms;
   bool router_enable_expert_bias = false;
+  // The backend that runs: --moe-enable-deepep selects deepep whatever the backend flag says
+  // (transformer_config.py __post_init__; naming both is rule C56).
+  [[nodiscard]] FlexBackend EffectiveFlexBackend() const {
+    return enable_deepep ? FlexBackend::kDeepEp : flex_backend;
+  }
   friend bool operator==(const MoeRunConfig&, const MoeRunConfig&) = default;
 };
 

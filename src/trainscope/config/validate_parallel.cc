@@ -262,8 +262,8 @@ void CheckDispatcher(const ModelConfig& model, const TrainingConfig& training,
              "is hybridep (Megatron-Core allows one backend)",
              "drop --moe-enable-deepep (deprecated), or use --moe-flex-dispatcher-backend deepep");
   }
-  const bool deepep = moe.enable_deepep || moe.flex_backend == FlexBackend::kDeepEp;
-  if (moe.dispatcher == TokenDispatcher::kFlex && moe.pad_expert_input_to_capacity && deepep) {
+  if (moe.dispatcher == TokenDispatcher::kFlex && moe.pad_expert_input_to_capacity &&
+      moe.EffectiveFlexBackend() == FlexBackend::kDeepEp) {
     AddError(result, "C56", {kPadToCapacity, kFlexBackend},
              "--moe-pad-expert-input-to-capacity: the flex dispatcher's deepep backend does not "
              "pad to capacity",

@@ -23,9 +23,9 @@ using graph::Op;
 // DeepEP's normal kernels only the ranks of one node (Megatron-Core's
 // moe_flex_dispatcher_backend: "Currently only 'hybridep' backend supports the MNNVL case").
 int64_t FlexNvlinkDomainGpus(const config::MoeRunConfig& moe, const config::ClusterSpec& cluster) {
-  const bool hybridep = moe.flex_backend == config::FlexBackend::kHybridEp && !moe.enable_deepep;
-  return hybridep ? cluster.nvlink_domain_gpus
-                  : std::min(cluster.gpus_per_node, cluster.nvlink_domain_gpus);
+  return moe.EffectiveFlexBackend() == config::FlexBackend::kHybridEp
+             ? cluster.nvlink_domain_gpus
+             : std::min(cluster.gpus_per_node, cluster.nvlink_domain_gpus);
 }
 
 // Group placements by (group kind, rank) and by endpoint pair, computed on first use.
