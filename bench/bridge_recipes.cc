@@ -51,9 +51,7 @@ struct Recipe {
   // _enable_deepseek_full_iteration_mxfp8(cfg, ..., fp8_output_proj=True)); not by Qwen3's.
   bool fp8_output_proj = false;
   // SMs of the flex kernels (moe_hybridep_num_sms, which Megatron-Core routes to
-  // moe_flex_dispatcher_num_sms); 0 = by dispatcher: 32 for HybridEP (perf_recipes/_common.py
-  // _benchmark_common; scripts/performance utils/overrides.py before), DeepEP's own default
-  // otherwise.
+  // moe_flex_dispatcher_num_sms); 0 = by dispatcher (SetDispatch).
   int64_t flex_num_sms = 0;
 };
 
@@ -246,6 +244,23 @@ void ApplyOlderQwenRecipe(std::string_view gpu, std::string_view container, Reci
   if (!qwen30b && gpu == "B200" && r.vp == 2 && container < "25.11") r.ep_overlap = false;
 }
 
+// The dispatcher, flex backend and flex SM count of `dispatch`; `num_sms` 0 = by dispatcher: 32
+// for HybridEP (perf_recipes/_common.py _benchmark_common; scripts/performance
+// utils/overrides.py before), DeepEP's own default otherwise.
+void SetDispatch(Dispatch dispatch, int64_t num_sms, config::MoeRunConfig& moe) {
+  moe.dispatcher = dispatch == Dispatch::kAllToAll ? config::TokenDispatcher::kAllToAll
+                                                   : config::TokenDispatcher::kFlex;
+  moe.enable_deepep = dispatch == Dispatch::kDeepEp;
+  moe.flex_backend = dispatch == Dispatch::kHybridEp ? config::FlexBackend::kHybridEp
+                                                     : config::FlexBackend::kDeepEp;
+  moe.flex_num_sms.reset();
+  if (num_sms > 0) {
+    moe.flex_num_sms = num_sms;
+  } else if (dispatch == Dispatch::kHybridEp) {
+    moe.flex_num_sms = 32;
+  }
+}
+
 std::string_view DispatchName(Dispatch dispatch) {
   switch (dispatch) {
     case Dispatch::kAllToAll:
@@ -350,19 +365,7 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
       }
     }
     if (preset.rfind("Qwen3-", 0) == 0) ApplyOlderQwenRecipe(gpu, container, recipe);
-    training.moe.dispatcher = recipe.dispatch == Dispatch::kAllToAll
-                                  ? config::TokenDispatcher::kAllToAll
-                                  : config::TokenDispatcher::kFlex;
-    training.moe.enable_deepep = recipe.dispatch == Dispatch::kDeepEp;
-    training.moe.flex_backend = recipe.dispatch == Dispatch::kHybridEp
-                                    ? config::FlexBackend::kHybridEp
-                                    : config::FlexBackend::kDeepEp;
-    training.moe.flex_num_sms.reset();
-    if (recipe.flex_num_sms > 0) {
-      training.moe.flex_num_sms = recipe.flex_num_sms;
-    } else if (recipe.dispatch == Dispatch::kHybridEp) {
-      training.moe.flex_num_sms = 32;
-    }
+    SetDispatch(recipe.dispatch, recipe.flex_num_sms, training.moe);
     training.moe.overlap_expert_parallel_comm = recipe.ep_overlap;
     // Every recipe here that overlaps the EP exchanges also delays the weight gradients
     // (comm_overlap.delay_wgrad_compute = True: deepseek/common.py, deepseek/b200,
@@ -416,14 +419,7 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
   // every DeepSeek-V3 run of their tables, whatever the layout.
   if (preset == "DeepSeek-V3") {
     if (const std::optional<OlderDispatch> older = OlderDeepSeekDispatch(gpu, container)) {
-      training.moe.dispatcher = older->dispatch == Dispatch::kAllToAll
-                                    ? config::TokenDispatcher::kAllToAll
-                                    : config::TokenDispatcher::kFlex;
-      training.moe.enable_deepep = older->dispatch == Dispatch::kDeepEp;
-      training.moe.flex_backend = older->dispatch == Dispatch::kHybridEp
-                                      ? config::FlexBackend::kHybridEp
-                                      : config::FlexBackend::kDeepEp;
-      if (older->dispatch == Dispatch::kHybridEp) training.moe.flex_num_sms = 32;
+      SetDispatch(older->dispatch, 0, training.moe);
       training.moe.overlap_expert_parallel_comm = older->ep_overlap;
       return {fmt::format("Megatron-Bridge {} performance scripts: dispatcher {}, EP overlap {}",
                           container, DispatchName(older->dispatch),

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,16 @@ namespace {
 
 // EP64 over 8 H100 nodes (8-GPU NVLink domains), t = 1, flex: one group of 32 experts per node,
 // so a token reaches at most topk_group = 4 of the 8 nodes (arXiv:2412.19437 §2.1.2).
+// The forward flex dispatch of decoder layer `layer`, if the layer has one.
+std::optional<graph::Op> FlexDispatchOf(const config::ModelConfig& model,
+                                        const config::TrainingConfig& training, int64_t layer) {
+  for (graph::Op& op :
+       graph::DecoderLayerForward(graph::MakeLayerOpContext(model, training), layer)) {
+    if (op.role.purpose == graph::CommPurpose::kEpFlexDispatch) return std::move(op);
+  }
+  return std::nullopt;
+}
+
 TEST(OpCostsTest, DeepSeekV3GroupLimitedRoutingCapsTheFlexNodesATokenReaches) {
   const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
   config::TrainingConfig training;
@@ -31,12 +42,8 @@ TEST(OpCostsTest, DeepSeekV3GroupLimitedRoutingCapsTheFlexNodesATokenReaches) {
   HardwareCostOptions options;
   options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
   const OpCostModel costs = BindHardwareCosts(model, training, options);
-  const std::vector<graph::Op> ops =
-      graph::DecoderLayerForward(graph::MakeLayerOpContext(model, training), 3);  // a MoE layer
-  const auto dispatch = std::find_if(ops.begin(), ops.end(), [](const graph::Op& op) {
-    return op.role.purpose == graph::CommPurpose::kEpFlexDispatch;
-  });
-  ASSERT_NE(dispatch, ops.end());
+  const std::optional<graph::Op> dispatch = FlexDispatchOf(model, training, 3);  // a MoE layer
+  ASSERT_TRUE(dispatch.has_value());
   // The graph sizes the op as T·D rows, D = e·[1 − C(E − E/e, k)/C(E, k)] (E/e = 4 experts a rank).
   double miss = 1;
   for (int i = 0; i < 8; ++i) miss *= (256.0 - 4 - i) / (256.0 - i);
@@ -70,12 +77,8 @@ TEST(OpCostsTest, DeepEpStaysInsideANodeWhileHybridEpSpansTheNvlinkDomain) {
   options.cluster = io::ResolveCluster({.gpu = std::string("GB200")});
   ASSERT_EQ(options.cluster.gpus_per_node, 4);
   ASSERT_GE(options.cluster.nvlink_domain_gpus, 16);
-  const std::vector<graph::Op> ops =
-      graph::DecoderLayerForward(graph::MakeLayerOpContext(model, training), 0);
-  const auto dispatch = std::find_if(ops.begin(), ops.end(), [](const graph::Op& op) {
-    return op.role.purpose == graph::CommPurpose::kEpFlexDispatch;
-  });
-  ASSERT_NE(dispatch, ops.end());
+  const std::optional<graph::Op> dispatch = FlexDispatchOf(model, training, 0);
+  ASSERT_TRUE(dispatch.has_value());
   const double deepep = BindHardwareCosts(model, training, options).comm_cost(*dispatch, 0).seconds;
   training.moe.flex_backend = config::FlexBackend::kHybridEp;
   const double hybridep =
