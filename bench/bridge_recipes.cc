@@ -379,6 +379,15 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     // Every full-iteration helper sets model.use_transformer_engine_op_fuser = True
     // (deepseek/common.py, gpt_oss/common.py, qwen/common.py).
     training.moe.te_op_fuser = recipe.graphs == Graphs::kFullIteration && !older_dispatch;
+    // They also give HybridEP a rank budget and page the expert inputs
+    // (moe_expert_rank_capacity_factor 1.5, moe_paged_stash,
+    // moe_paged_stash_buffer_size_factor_cuda 1.2: the same helpers at v0.6.0,
+    // scripts/performance/configs/{deepseek,gpt_oss,qwen} at v0.5.0 and v0.5.1).
+    if (training.moe.te_op_fuser && training.moe.HybridEpRuns()) {
+      training.moe.rank_capacity_factor = 1.5;
+      training.moe.paged_stash = true;
+      training.moe.paged_stash_buffer_factor = 1.2;
+    }
     training.cuda_graph = {};
     switch (recipe.graphs) {
       case Graphs::kNone:

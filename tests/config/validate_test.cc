@@ -1124,6 +1124,33 @@ TEST(ValidateTest, Fp8OutputProjNeedsMxfp8) {
   EXPECT_TRUE(Validate(model, training).ok());
 }
 
+// Megatron-Core 0.18 transformer_config.py __post_init__: the rank budget is HybridEP's and
+// needs TE's fused experts (C57); the paged stash needs the budget and no CPU offloading (C58);
+// the three options do not exist before 0.18 (C59).
+TEST(ValidateTest, HybridEpRankBudgetAndPagedStashFollowMegatronCore) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  TrainingConfig training = Qwen30bExample();
+  training.moe.rank_capacity_factor = 1.5;
+  ValidationResult result = Validate(model, training);
+  EXPECT_TRUE(Names(result.errors, "C57", "--moe-flex-dispatcher-backend"));
+  EXPECT_TRUE(Names(result.errors, "C57", "--use-transformer-engine-op-fuser"));
+  training.moe.dispatcher = TokenDispatcher::kFlex;
+  training.moe.flex_backend = config::FlexBackend::kHybridEp;
+  training.moe.te_op_fuser = true;
+  EXPECT_TRUE(Validate(model, training).ok());
+  training.moe.paged_stash = true;
+  EXPECT_TRUE(Validate(model, training).ok());
+  training.moe.rank_capacity_factor.reset();
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C58", "--moe-expert-rank-capacity-factor"));
+  training.moe.rank_capacity_factor = 1.5;
+  training.moe.permute_fusion_into_hybridep = true;
+  training.core_version = config::CoreVersion::kV0_17;
+  result = Validate(model, training);
+  EXPECT_TRUE(Names(result.errors, "C59", "--moe-permute-fusion-into-hybridep"));
+  EXPECT_TRUE(Names(result.errors, "C59", "--moe-expert-rank-capacity-factor"));
+  EXPECT_TRUE(Names(result.errors, "C59", "--moe-paged-stash"));
+}
+
 // transformer_config.py __post_init__: --moe-enable-deepep selects deepep, so a hybridep backend
 // beside it is an error; the deepep backend cannot pad experts to capacity (HybridEP can).
 TEST(ValidateTest, FlexBackendRulesFollowMegatronCore) {

@@ -575,6 +575,45 @@ TEST(MemoryTest, MoeLoadFactorScalesTheBusiestRanksExpertRows) {
             16384 * 2048 * 2);
 }
 
+// HybridEP's rank budget (token_dispatcher.py setup_metadata): Qwen3-30B-A3B at t = 1, EP 8, flex,
+// 4096 tokens: every routed-expert buffer has ceil(4096·8·1.5) = 49152 rows instead of 32768,
+// 16384 more rows of 8706 saved bytes each (prob 2, fc1 input 4096, fc1 output 3072, activation
+// 1536; flex keeps no permutation map). The paged stash (paged_stash.py) then holds the MXFP8
+// fc1 and fc2 inputs in ceil(32768·1.2) = 39322 rows: 49152 − 39322 = 9830 rows of
+// (2048 + 2048/32) + (768 + 768/32) = 2904 bytes fewer.
+TEST(MemoryTest, RankBudgetSizesTheExpertBuffersAndThePagedStashShrinksThem) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/8);
+  training.parallel.expert = 8;
+  training.moe.dispatcher = config::TokenDispatcher::kFlex;
+  training.moe.flex_backend = config::FlexBackend::kHybridEp;
+  training.moe.te_op_fuser = true;
+  ExpectValid(model, training);
+  const config::LayerSpec moe_layer = model.layers.front();
+  const auto layer_bytes = [&] {
+    return internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training), moe_layer,
+                                          1.0);
+  };
+  const int64_t eager = layer_bytes();
+  training.moe.rank_capacity_factor = 1.5;
+  const int64_t budget = layer_bytes();
+  EXPECT_EQ(budget - eager, 16384 * 8706);
+  // A busiest rank over the budget overflows: the rerun's eager buffers hold its rows.
+  EXPECT_EQ(
+      internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training), moe_layer, 2.0) -
+          eager,
+      32768 * 8706);
+  training.precision.fp8 = config::Fp8Format::kE4m3;
+  training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
+  const int64_t mxfp8_budget = layer_bytes();
+  training.moe.paged_stash = true;
+  training.moe.paged_stash_buffer_factor = 1.2;
+  EXPECT_EQ(mxfp8_budget - layer_bytes(), 9830 * 2904);
+  // A BF16 run saves no quantized tensors: the stash changes nothing.
+  training.precision = {};
+  EXPECT_EQ(layer_bytes(), budget);
+}
+
 // The allocator's peak is the larger of forward/backward (states + activations) and the
 // optimizer step (states + the fp32 copy of 16-bit grads); reserved adds the fragmentation
 // share, the device peak the CUDA context and NCCL buffers.

@@ -1143,6 +1143,57 @@ TEST(LayerOpsTest, MoeDispatchersSyncTheHostOncePerForwardDispatch) {
   }
 }
 
+// HybridEP's core 0.18 options on the flex path (fused_a2a.py hybrid_ep_dispatch /
+// hybrid_ep_combine, token_dispatcher.py _HybridEPManager, moe/paged_stash.py). Qwen3-30B-A3B at
+// EP8, 4096 tokens per rank sequence-parallel over TP 2, top-8: 2048·8 = 16384 expert rows of
+// h = 2048 into fc1 and F = 768 into fc2.
+TEST(LayerOpsTest, HybridEpFusedPermuteRankBudgetAndPagedStash) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.moe.dispatcher = config::TokenDispatcher::kFlex;
+  training.moe.flex_backend = config::FlexBackend::kHybridEp;
+  const auto forward = [&] { return DecoderLayerForward(MakeLayerOpContext(model, training), 0); };
+  const auto backward = [&] {
+    return DecoderLayerBackward(MakeLayerOpContext(model, training), 0);
+  };
+  const auto count = [](const std::vector<Op>& ops, const std::string& name) {
+    return std::count_if(ops.begin(), ops.end(), [&](const Op& op) { return op.name == name; });
+  };
+  // Unfused: HybridEP's own permute and unpermute passes, and the host wait for the count.
+  EXPECT_EQ(count(forward(), "moe.permute"), 1);
+  EXPECT_EQ(count(backward(), "moe.permute.backward"), 1);
+  EXPECT_EQ(Named(forward(), "moe.dispatch.deepep_recv_counts").num_host_syncs, 1);
+  training.moe.permute_fusion_into_hybridep = true;
+  for (const std::vector<Op>& ops : {forward(), backward()}) {
+    for (const char* pass : {"moe.permute", "moe.unpermute"}) {
+      EXPECT_EQ(count(ops, pass), 0);
+      EXPECT_EQ(count(ops, std::string(pass) + ".backward"), 0);
+    }
+  }
+  // The fusion is HybridEP's: the deepep backend keeps the passes.
+  training.moe.flex_backend = config::FlexBackend::kDeepEp;
+  EXPECT_EQ(count(forward(), "moe.permute"), 1);
+  training.moe.flex_backend = config::FlexBackend::kHybridEp;
+  // A rank budget sizes the buffers statically: no host wait (non_blocking dispatch).
+  training.moe.rank_capacity_factor = 1.5;
+  EXPECT_EQ(count(forward(), "moe.dispatch.deepep_recv_counts"), 0);
+  // The paged stash pages only quantized tensors: nothing in a BF16 run.
+  training.moe.paged_stash = true;
+  EXPECT_EQ(count(forward(), "moe.paged_stash.store"), 0);
+  // MXFP8: fc1's input 16384·2048 = 33,554,432 B + one E8M0 scale per 32 = 34,603,008 B and
+  // fc2's 16384·768 = 12,582,912 B + 393,216 B = 12,976,128 B; each copy reads and writes them:
+  // 2 · 47,579,136 = 95,158,272 B, stored after the forward, reloaded before the backward.
+  training.precision.fp8 = config::Fp8Format::kE4m3;
+  training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
+  const std::vector<Op> fwd = forward();
+  EXPECT_EQ(Named(fwd, "moe.paged_stash.store").bytes, 95'158'272);
+  EXPECT_LT(IndexOf(fwd, "moe.experts.linear_fc2"), IndexOf(fwd, "moe.paged_stash.store"));
+  const std::vector<Op> bwd = backward();
+  EXPECT_EQ(Named(bwd, "moe.paged_stash.reload").bytes, 95'158'272);
+  EXPECT_LT(IndexOf(bwd, "moe.paged_stash.reload"), IndexOf(bwd, "moe.experts.linear_fc2.dgrad"));
+  EXPECT_EQ(count(bwd, "moe.paged_stash.store"), 0);
+}
+
 }  // namespace
 
 }  // namespace trainscope::graph

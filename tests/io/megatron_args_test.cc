@@ -301,6 +301,24 @@ TEST(MegatronArgsTest, ParsesTheFlexDispatcherBackendAndItsSmCount) {
   EXPECT_THROW(Parse({"simulate", "--moe-flex-dispatcher-backend", "ncclep"}), UsageError);
 }
 
+// Megatron-Core 0.18's HybridEP options, spelled as its TransformerConfig fields
+// (moe_permute_fusion_into_hybridep, moe_expert_rank_capacity_factor, moe_paged_stash,
+// moe_paged_stash_buffer_size_factor_cuda with its default 1.10).
+TEST(MegatronArgsTest, ParsesHybridEpRankBudgetAndPagedStash) {
+  const CliRequest request =
+      Parse({"simulate", "--moe-permute-fusion-into-hybridep", "--moe-expert-rank-capacity-factor",
+             "1.5", "--moe-paged-stash", "--moe-paged-stash-buffer-size-factor-cuda", "-1.2"});
+  EXPECT_TRUE(request.training.moe.permute_fusion_into_hybridep);
+  EXPECT_EQ(request.training.moe.rank_capacity_factor, 1.5);
+  EXPECT_TRUE(request.training.moe.paged_stash);
+  EXPECT_EQ(request.training.moe.paged_stash_buffer_factor, -1.2);
+  EXPECT_EQ(Parse({"simulate"}).training.moe.paged_stash_buffer_factor, 1.10);
+  EXPECT_FALSE(Parse({"simulate"}).training.moe.rank_capacity_factor.has_value());
+  // A budget under the balanced rows, or a stash of no size, is refused.
+  EXPECT_THROW(Parse({"simulate", "--moe-expert-rank-capacity-factor", "0.5"}), UsageError);
+  EXPECT_THROW(Parse({"simulate", "--moe-paged-stash-buffer-size-factor-cuda", "0"}), UsageError);
+}
+
 }  // namespace
 
 TEST(MegatronArgsTest, PipelineLayoutSetsVirtualStages) {

@@ -66,6 +66,36 @@ TEST(StudyTest, RoutingSkewRaisesTheLoadFactorOfMoeModelsOnly) {
   EXPECT_EQ(MemoryOverheads(moe).moe_load_factor, MoeLoadFactor(moe));
 }
 
+// HybridEP's rank budget drops the tokens over it, so the step's routed-expert load is capped
+// at the budget; a busiest rank over it makes Megatron-Core's overflow runner run the step again
+// without the budget (megatron/training/training.py), which the step's time includes.
+TEST(StudyTest, RankBudgetCapsTheLoadAndAnOverflowRerunsTheStep) {
+  Study study{.model = io::LoadPreset("Qwen3-30B-A3B"), .cluster = TinyStudy().cluster};
+  study.training.parallel = {.world_size = 8, .expert = 8};
+  study.training.moe.dispatcher = config::TokenDispatcher::kFlex;
+  study.training.moe.flex_backend = config::FlexBackend::kHybridEp;
+  study.training.moe.te_op_fuser = true;
+  study.training.moe.rank_capacity_factor = 1.5;
+  study.routing_skew = cost::RoutingSkew{.load_factor = 1.2};
+  EXPECT_DOUBLE_EQ(SimulatedMoeLoadFactor(study), 1.2);
+  const StudyResult within = RunStudy(study);
+  EXPECT_FALSE(within.overflow_rerun_seconds.has_value());
+  EXPECT_EQ(within.metrics.step_seconds, within.simulation.step_seconds);
+
+  study.routing_skew = cost::RoutingSkew{.load_factor = 2.0};
+  EXPECT_DOUBLE_EQ(MoeLoadFactor(study), 2.0);
+  EXPECT_DOUBLE_EQ(SimulatedMoeLoadFactor(study), 1.5);
+  const StudyResult over = RunStudy(study);
+  Study eager = study;
+  eager.training.moe.rank_capacity_factor.reset();
+  const double eager_seconds = RunStudy(eager).simulation.step_seconds;
+  ASSERT_TRUE(over.overflow_rerun_seconds.has_value());
+  EXPECT_EQ(*over.overflow_rerun_seconds, eager_seconds);
+  EXPECT_EQ(over.metrics.step_seconds, over.simulation.step_seconds + eager_seconds);
+  // The capped attempt carries less routed work than the uncapped rerun.
+  EXPECT_LT(over.simulation.step_seconds, eager_seconds);
+}
+
 TEST(StudyTest, CommGuardAddsItsCostPerGuardedCall) {
   Study study = TinyStudy();
   const double without = RunStudy(study).simulation.step_seconds;

@@ -157,10 +157,35 @@ struct MoeRunConfig {
   // the flex kernels hold while they run; unset = FlexDispatchConstants::sm_fraction.
   std::optional<int64_t> flex_num_sms;
   bool router_enable_expert_bias = false;
+  // --moe-permute-fusion-into-hybridep (TransformerConfig moe_permute_fusion_into_hybridep, core
+  // 0.18+): HybridEP writes the received tokens straight into the per-expert layout and combines
+  // from it (fused_a2a.py hybrid_ep_dispatch fuse_permute_dispatch), so no separate permute and
+  // unpermute pass over the tokens; read by the HybridEP backend only.
+  bool permute_fusion_into_hybridep = false;
+  // --moe-expert-rank-capacity-factor (moe_expert_rank_capacity_factor, core 0.18+, HybridEP):
+  // a static per-rank budget of ceil(T·k·f) received rows (token_dispatcher.py setup_metadata).
+  // HybridEP dispatches without the host waiting for the received count (non_blocking) and every
+  // routed-expert buffer has the budget's size; tokens over the budget are dropped and the step
+  // is run again without the budget (training.py, the overflow runner).
+  std::optional<double> rank_capacity_factor;
+  // --moe-paged-stash (moe_paged_stash, core 0.18+): the quantized tensors the fused expert MLP
+  // saves for backward are copied into a preallocated pool of 64-token pages sized
+  // paged_stash_buffer_factor x the balanced rows (negative: x the busiest rank's rows), and back
+  // before the backward (moe/paged_stash.py).
+  bool paged_stash = false;
+  double paged_stash_buffer_factor = 1.10;  // --moe-paged-stash-buffer-size-factor-cuda
   // The backend that runs: --moe-enable-deepep selects deepep whatever the backend flag says
   // (transformer_config.py __post_init__; naming both is rule C56).
   [[nodiscard]] FlexBackend EffectiveFlexBackend() const {
     return enable_deepep ? FlexBackend::kDeepEp : flex_backend;
+  }
+  // The flex dispatcher runs HybridEP.
+  [[nodiscard]] bool HybridEpRuns() const {
+    return dispatcher == TokenDispatcher::kFlex && EffectiveFlexBackend() == FlexBackend::kHybridEp;
+  }
+  // HybridEP with a rank budget: static shapes, no host wait for the received count.
+  [[nodiscard]] bool RankBudgetRuns() const {
+    return HybridEpRuns() && rank_capacity_factor.has_value();
   }
   friend bool operator==(const MoeRunConfig&, const MoeRunConfig&) = default;
 };

@@ -83,6 +83,7 @@ ValidationResult Validate(const ModelConfig& model, const TrainingConfig& traini
   internal::CheckExpertSplits(model, training, result);
   internal::CheckDispatcher(model, training, result);
   internal::CheckEpOverlap(training, result);
+  internal::CheckHybridEpOptions(training, result);
   internal::CheckPipelineSplit(model, training, result);
   internal::CheckBatch(model, training, result);
   internal::CheckContextParallel(model, training, result);

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainscope/config/validate_rules.h"
@@ -276,6 +277,55 @@ void CheckDispatcher(const ModelConfig& model, const TrainingConfig& training,
              "--moe-token-dispatcher-type flex: the DeepEP dispatcher needs u·e > 1 (got "
              "--expert-tensor-parallel-size 1 and --expert-model-parallel-size 1)",
              "use --expert-model-parallel-size 2 or more, or --moe-token-dispatcher-type alltoall");
+  }
+}
+
+// C57-C59: HybridEP's rank budget, paged stash and fused permute (Megatron-Core 0.18,
+// transformer_config.py __post_init__: "moe_expert_rank_capacity_factor requires
+// use_transformer_engine_op_fuser to be enabled", "... requires moe_flex_dispatcher_backend to be
+// 'hybridep'", "moe_paged_stash cannot be enabled with cpu_offloading", "moe_paged_stash requires
+// moe_expert_rank_capacity_factor to be set").
+void CheckHybridEpOptions(const TrainingConfig& training, ValidationResult& result) {
+  const MoeRunConfig& moe = training.moe;
+  if (moe.rank_capacity_factor) {
+    if (!moe.HybridEpRuns()) {
+      AddError(result, "C57", {kRankCapacity, kDispatcher, kFlexBackend},
+               fmt::format("--moe-expert-rank-capacity-factor {:g}: the rank budget is HybridEP's; "
+                           "it needs --moe-token-dispatcher-type flex with "
+                           "--moe-flex-dispatcher-backend hybridep",
+                           *moe.rank_capacity_factor),
+               "add --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep, or "
+               "drop --moe-expert-rank-capacity-factor");
+    }
+    if (!moe.te_op_fuser) {
+      AddError(result, "C57", {kRankCapacity, kTeOpFuser},
+               "--moe-expert-rank-capacity-factor: the budget-sized expert buffers need TE's "
+               "fused expert MLP (--use-transformer-engine-op-fuser)",
+               "add --use-transformer-engine-op-fuser, or drop --moe-expert-rank-capacity-factor");
+    }
+  }
+  if (moe.paged_stash && !moe.rank_capacity_factor) {
+    AddError(result, "C58", {kPagedStash, kRankCapacity},
+             "--moe-paged-stash: the stash pages a rank budget's buffers; it needs "
+             "--moe-expert-rank-capacity-factor",
+             "add --moe-expert-rank-capacity-factor (e.g. 1.5), or drop --moe-paged-stash");
+  }
+  if (moe.paged_stash && training.cpu_offloading) {
+    AddError(result, "C58", {kPagedStash, kCpuOffloading},
+             "--moe-paged-stash: not with --cpu-offloading", "drop one of the two");
+  }
+  if (training.core_version <= CoreVersion::kV0_17) {
+    const std::pair<bool, const char*> options[] = {
+        {moe.permute_fusion_into_hybridep, kHybridEpPermuteFusion},
+        {moe.rank_capacity_factor.has_value(), kRankCapacity},
+        {moe.paged_stash, kPagedStash}};
+    for (const auto& [set, flag] : options) {
+      if (!set) continue;
+      AddError(result, "C59", {flag, kCore},
+               fmt::format("{}: Megatron-Core {} has no such option (it arrived in 0.18)", flag,
+                           ToString(training.core_version)),
+               fmt::format("use --megatron-core 0.18, or drop {}", flag));
+    }
   }
 }
 

@@ -53,6 +53,10 @@ inline constexpr char kSharedOverlap[] = "--moe-shared-expert-overlap";
 inline constexpr char kDeepEp[] = "--moe-enable-deepep";
 inline constexpr char kFlexBackend[] = "--moe-flex-dispatcher-backend";
 inline constexpr char kEpOverlap[] = "--overlap-moe-expert-parallel-comm";
+inline constexpr char kHybridEpPermuteFusion[] = "--moe-permute-fusion-into-hybridep";
+inline constexpr char kRankCapacity[] = "--moe-expert-rank-capacity-factor";
+inline constexpr char kPagedStash[] = "--moe-paged-stash";
+inline constexpr char kTeOpFuser[] = "--use-transformer-engine-op-fuser";
 inline constexpr char kDelayWgrad[] = "--delay-wgrad-compute";
 inline constexpr char kBf16[] = "--bf16";
 inline constexpr char kFp8Format[] = "--fp8-format";
@@ -129,6 +133,9 @@ void CheckDispatcher(const ModelConfig& model, const TrainingConfig& training,
                      ValidationResult& result);
 // C14: the requirements of --overlap-moe-expert-parallel-comm; C51: --delay-wgrad-compute needs it.
 void CheckEpOverlap(const TrainingConfig& training, ValidationResult& result);
+// C57: --moe-expert-rank-capacity-factor's backend and fused experts; C58: --moe-paged-stash's
+// requirements; C59: HybridEP's core 0.18 options on an older core.
+void CheckHybridEpOptions(const TrainingConfig& training, ValidationResult& result);
 
 // Pipeline split, virtual stages and batch rules (validate_pipeline.cc).
 // C20, C21: the interleaved schedule's pipeline size.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "trainscope/error.h"
@@ -229,6 +230,15 @@ int64_t DenseMlpBytes(const LayerOpContext& c, const Dims& d, bool selective) {
 // Expert GEMM rows on the busiest rank: u·ceil(T·k·λ) when dropless (λ = busiest-rank tokens
 // over the mean, 1 for balanced routing), capped or padded to the capacity C = ceil(T·k/E·cf)
 // per expert (moe_utils.py:248-266).
+// ceil(rows·factor), checked.
+int64_t ScaledRows(int64_t rows, double factor) {
+  const double scaled = std::ceil(static_cast<double>(rows) * factor);
+  if (!(scaled < 0x1p62)) {
+    throw InputError(std::string(kWhat) + ": absurd size, the count overflows 64 bits");
+  }
+  return static_cast<int64_t>(scaled);
+}
+
 int64_t ExpertRows(const LayerOpContext& c, int64_t tokens, double load_factor) {
   const config::MoeConfig& moe = c.model.moe;
   const int64_t mean_pairs = CheckedMul(tokens, moe.top_k, kWhat);
@@ -247,6 +257,26 @@ int64_t ExpertRows(const LayerOpContext& c, int64_t tokens, double load_factor) 
     const int64_t padded = CheckedMul(capacity, moe.num_experts, kWhat);
     pairs = c.training.moe.pad_expert_input_to_capacity ? padded : std::min(pairs, padded);
   }
+  // HybridEP's rank budget: static buffers of ceil(T·k·f) rows (token_dispatcher.py
+  // setup_metadata, num_permuted_tokens); a busiest rank over it overflows and the eager rerun
+  // holds its own rows, so the larger of the two.
+  if (c.training.moe.RankBudgetRuns()) {
+    pairs = std::max(pairs, ScaledRows(mean_pairs, *c.training.moe.rank_capacity_factor));
+  }
+  return CheckedMul(c.training.parallel.ExpertTensor(), pairs, kWhat);
+}
+
+// --moe-paged-stash: the fused expert MLP's saved quantized inputs live in the page pool, sized
+// |f| x the balanced rows (f > 0) or the busiest rank's (f < 0) instead of the budget's
+// (paged_stash.py allocate_stash_buffers); unset when nothing is stashed (no budget, a BF16 run,
+// or an overflowing step whose rerun runs without the stash).
+std::optional<int64_t> StashedExpertRows(const LayerOpContext& c, int64_t tokens, double load) {
+  const config::MoeRunConfig& run = c.training.moe;
+  if (!run.paged_stash || !run.RankBudgetRuns() || !Fp8(c)) return std::nullopt;
+  if (load > *run.rank_capacity_factor) return std::nullopt;
+  const int64_t mean_pairs = CheckedMul(tokens, c.model.moe.top_k, kWhat);
+  const double factor = run.paged_stash_buffer_factor;
+  const int64_t pairs = ScaledRows(mean_pairs, factor > 0 ? factor : -factor * load);
   return CheckedMul(c.training.parallel.ExpertTensor(), pairs, kWhat);
 }
 
@@ -297,12 +327,14 @@ int64_t MoeBlockBytes(const LayerOpContext& c, const Dims& d, bool selective, do
   const int64_t rows = ExpertRows(c, d.sp_tokens, load);
   // Router logits and probs in the router dtype plus the bool routing map (router.py).
   int64_t bytes = Bytes(d.sp_tokens, moe.num_experts, 2 * RouterBytes(c) + kBoolBytes);
-  // Permuted probs, expert fc1 input and output (experts.py TEGroupedMLP).
-  bytes += Bytes(rows, 1, RouterBytes(c)) + GemmInputBytes(c, rows, d.h);
+  // Permuted probs, expert fc1 input and output (experts.py TEGroupedMLP); the quantized GEMM
+  // inputs in the paged stash's rows when it keeps them.
+  const int64_t gemm_input_rows = StashedExpertRows(c, d.sp_tokens, load).value_or(rows);
+  bytes += Bytes(rows, 1, RouterBytes(c)) + GemmInputBytes(c, gemm_input_rows, d.h);
   bytes += Bytes(rows, 2 * (moe.expert_ffn_hidden_size / u), kBf16Bytes);
   bytes += PermuteMapBytes(c, d, load);
   if (!Drops(c, selective, "moe_act")) {
-    bytes += GemmInputBytes(c, rows, moe.expert_ffn_hidden_size / u);
+    bytes += GemmInputBytes(c, gemm_input_rows, moe.expert_ffn_hidden_size / u);
   }
   if (moe.HasSharedExpert() && !Drops(c, selective, "shared_experts")) {
     bytes += SwiGluBytes(c, d, moe.shared_expert_ffn_hidden_size);

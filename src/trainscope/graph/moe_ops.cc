@@ -6,6 +6,7 @@
 #include <string>
 
 #include "trainscope/graph/elementwise_ops.h"
+#include "trainscope/graph/fp8_ops.h"
 #include "trainscope/graph/layer_ops_internal.h"
 #include "trainscope/units.h"
 
@@ -287,31 +288,57 @@ void FlexComm(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, bool di
             sz.etp * sz.ep, rows * row_bytes);
 }
 
+// --moe-permute-fusion-into-hybridep: HybridEP's dispatch writes each received token into its
+// local experts' rows and its combine reads them back (fused_a2a.py hybrid_ep_dispatch /
+// hybrid_ep_combine, fuse_permute_dispatch / fuse_unpermute_combine): no separate pass.
+bool PermuteInsideDispatch(const LayerOpContext& c) {
+  return c.training.moe.HybridEpRuns() && c.training.moe.permute_fusion_into_hybridep;
+}
+
+// --moe-paged-stash: the fused expert MLP's saved quantized inputs (fc1's and fc2's, the tensors
+// TE saves as grouped quantized tensors; paged_stash.py on_save_for_backward pages only those)
+// are copied into the page pool after the forward and back before the backward: each copy reads
+// and writes the stored bytes. A BF16 run saves no quantized tensors, so nothing is stashed.
+void PagedStashCopy(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows,
+                    const std::string& name) {
+  if (!c.training.moe.paged_stash || !sink.fp8().enabled) return;
+  const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
+  const config::Fp8Recipe recipe = sink.fp8().recipe;
+  const int64_t stored = QuantizedCopyBytes(recipe, rows * c.model.hidden_size) +
+                         QuantizedCopyBytes(recipe, rows * ffn);
+  sink.Compute(name, kExpertActivation, /*flops=*/0, 2 * stored);
+}
+
 // The received deduplicated rows are expanded to one row per (token, local expert) and back.
 void FlexForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t rows = ExpertRows(c, sz);
+  const bool permute = !PermuteInsideDispatch(c);
   FlexComm(sink, c, sz, /*dispatch=*/true, CommPurpose::kEpFlexDispatch, "moe.dispatch.flex");
   // DeepEP's normal dispatch makes the CPU wait for the received-token counts before it can
   // allocate the receive buffers (csrc/deep_ep.cpp intranode_dispatch / internode_dispatch: the
   // host polls the host-mapped moe_recv_counter that the notify_dispatch kernel writes): one
-  // round trip per forward dispatch; a captured CUDA graph path has none.
-  if (sz.etp * sz.ep > 1) {
+  // round trip per forward dispatch; a captured CUDA graph path has none, nor HybridEP under a
+  // rank budget, whose buffers have the budget's size (hybrid_ep_dispatch non_blocking).
+  if (sz.etp * sz.ep > 1 && !c.training.moe.RankBudgetRuns()) {
     sink.HostSync("moe.dispatch.deepep_recv_counts", OpBlock::kMoeRouted, /*num_syncs=*/1,
                   /*num_launches=*/0);
   }
-  PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
+  if (permute) PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
   ExpertsForward(sink, c, sz, rows);
-  Unpermute(sink, c, rows, FlexRows(c, sz));
+  if (sink.phase() == Phase::kForward) PagedStashCopy(sink, c, sz, rows, "moe.paged_stash.store");
+  if (permute) Unpermute(sink, c, rows, FlexRows(c, sz));
   FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexCombine, "moe.combine.flex");
 }
 
 // Combine-backward is a dispatch of the combine's size; dispatch-backward a combine.
 void FlexBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t rows = ExpertRows(c, sz);
+  const bool permute = !PermuteInsideDispatch(c);
   FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexCombine, "moe.combine.flex.grad");
-  Unpermute(sink, c, rows, FlexRows(c, sz));
+  if (permute) Unpermute(sink, c, rows, FlexRows(c, sz));
+  PagedStashCopy(sink, c, sz, rows, "moe.paged_stash.reload");
   ExpertsBackward(sink, c, sz, rows);
-  PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
+  if (permute) PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
   FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexDispatch, "moe.dispatch.flex.grad");
 }
 

@@ -21,6 +21,11 @@ namespace {
 
 // --moe-expert-capacity-factor.
 constexpr NumberRange kCapacityFactorRange{1e-3, 1e3};
+// --moe-expert-rank-capacity-factor: a budget below the balanced rows drops tokens every step.
+constexpr NumberRange kRankCapacityFactorRange{1.0, 1e3};
+// --moe-paged-stash-buffer-size-factor-cuda: |f| x the balanced (f > 0) or the busiest (f < 0)
+// rank's rows.
+constexpr NumberRange kPagedStashFactorRange{-1e3, 1e3};
 // --sgd-momentum and --optimizer-offload-fraction (0 and 1 included, as Megatron accepts).
 constexpr NumberRange kUnitIntervalRange{0.0, 1.0};
 
@@ -171,6 +176,27 @@ std::vector<FlagSpec> TrainingFlags() {
       OptionalCount(
           {"--moe-flex-dispatcher-num-sms", "--moe-deepep-num-sms", "--moe-hybridep-num-sms"},
           kMaxFlexSms, [](R& r) -> std::optional<int64_t>& { return r.training.moe.flex_num_sms; }),
+      Switch({"--moe-permute-fusion-into-hybridep"}, true,
+             [](R& r) -> bool& { return r.training.moe.permute_fusion_into_hybridep; }),
+      {{"--moe-expert-rank-capacity-factor"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         r.training.moe.rank_capacity_factor = ParseNumberIn(use, kRankCapacityFactorRange);
+       }},
+      Switch({"--moe-paged-stash"}, true, [](R& r) -> bool& { return r.training.moe.paged_stash; }),
+      {{"--moe-paged-stash-buffer-size-factor-cuda"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         const double factor = ParseNumberIn(use, kPagedStashFactorRange);
+         if (factor == 0.0) {
+           throw UsageError(
+               "--moe-paged-stash-buffer-size-factor-cuda 0: the stash needs a size; give a "
+               "factor such as 1.1 (x the balanced rows) or -1.1 (x the busiest rank's rows)");
+         }
+         r.training.moe.paged_stash_buffer_factor = factor;
+       }},
       Switch({"--moe-router-enable-expert-bias"}, true,
              [](R& r) -> bool& { return r.training.moe.router_enable_expert_bias; }),
       {{"--bf16"},

@@ -171,6 +171,7 @@ std::string RenderSimulateJson(const study::Study& study, const study::StudyResu
              {"gpu_memory_bytes", cluster.gpu.memory_bytes},
              {"fits", Fits(study, result)}}}};
   if (const std::string backend = GdnBackend(study); !backend.empty()) out["gdn_backend"] = backend;
+  if (result.overflow_rerun_seconds) out["overflow_rerun_s"] = *result.overflow_rerun_seconds;
   if (result.dynamic_batching) {
     out["dynamic_batching"] = DynamicBatchingJson(study, *result.dynamic_batching);
   }
@@ -257,6 +258,14 @@ std::string RenderSimulateText(const study::Study& study, const study::StudyResu
   }
   out += fmt::format("  {:<24}{:>14}{:>8}\n", "pipeline bubble / idle", Ms(b.bubble_seconds),
                      Percent(b.bubble_seconds, m.step_seconds));
+  if (result.overflow_rerun_seconds) {
+    out += fmt::format(
+        "  {:<24}{:>14}{:>8}  (load {:.3f} over the rank budget {:g}: the step runs again "
+        "without it)\n",
+        "overflow rerun", Ms(*result.overflow_rerun_seconds),
+        Percent(*result.overflow_rerun_seconds, m.step_seconds), result.moe_load_factor,
+        *study.training.moe.rank_capacity_factor);
+  }
   out += "\nCritical path (largest shares)\n";
   for (size_t i = 0; i < sim.critical_path.size() && i < 8; ++i) {
     const sim::CriticalPathShare& share = sim.critical_path[i];

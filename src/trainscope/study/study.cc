@@ -40,7 +40,15 @@ sim::SimulationOptions SimulationOptionsOf(const Study& study) {
   return sim::SimulationOptions{
       .interference_fraction = study.interference_fraction,
       .flex_interference_fraction = cost::FlexComputeSlowdown(FlexConstantsOf(study)),
-      .moe_load_factor = MoeLoadFactor(study)};
+      .moe_load_factor = SimulatedMoeLoadFactor(study)};
+}
+
+// The same training without HybridEP's rank budget: what the overflow runner reruns (eager
+// buffers, no paged stash).
+config::TrainingConfig WithoutRankBudget(config::TrainingConfig training) {
+  training.moe.rank_capacity_factor.reset();
+  training.moe.paged_stash = false;
+  return training;
 }
 
 // The step re-simulated with the attention cost of THD-packed sequences (cost/sequence_packing),
@@ -155,6 +163,12 @@ double MoeLoadFactor(const Study& study) {
                                      study.model.moe.top_k, study.training.parallel.expert);
 }
 
+double SimulatedMoeLoadFactor(const Study& study) {
+  const double load = MoeLoadFactor(study);
+  const config::MoeRunConfig& moe = study.training.moe;
+  return moe.RankBudgetRuns() ? std::min(load, *moe.rank_capacity_factor) : load;
+}
+
 cost::MemoryOverheads MemoryOverheads(const Study& study) {
   cost::MemoryOverheads overheads = study.memory_overheads;
   overheads.moe_load_factor = MoeLoadFactor(study);
@@ -211,8 +225,19 @@ StudyResult RunStudy(const Study& study) {
   result.simulation = sim::SimulateStep(study.model, training,
                                         sim::BindHardwareCosts(study.model, training, options),
                                         SimulationOptionsOf(study));
-  result.metrics =
-      sim::ComputeStepMetrics(study.model, training, result.simulation.step_seconds, peak);
+  double step_seconds = result.simulation.step_seconds;
+  if (training.moe.RankBudgetRuns() &&
+      result.moe_load_factor > *training.moe.rank_capacity_factor) {
+    Study eager = study;
+    eager.training = WithoutRankBudget(study.training);
+    const config::TrainingConfig rerun = WithoutRankBudget(training);
+    result.overflow_rerun_seconds =
+        sim::SimulateStep(study.model, rerun, sim::BindHardwareCosts(study.model, rerun, options),
+                          SimulationOptionsOf(eager))
+            .step_seconds;
+    step_seconds += *result.overflow_rerun_seconds;
+  }
+  result.metrics = sim::ComputeStepMetrics(study.model, training, step_seconds, peak);
   result.memory = EstimateStudyMemory(study);
   if (dynamic) {
     result.metrics = OnRealTokens(result.metrics, static_cast<double>(dynamic->step.real_tokens));

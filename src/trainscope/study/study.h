@@ -83,6 +83,11 @@ struct StudyResult {
   // and metrics count its real sample tokens.
   std::optional<cost::DynamicBatchStep> dynamic_batching;
   std::optional<CommGuardReport> comm_guard;  // set when the guard is on
+  // HybridEP's rank budget overflowed (moe_load_factor > --moe-expert-rank-capacity-factor):
+  // Megatron-Core's overflow runner runs the forward-backward again without the budget
+  // (megatron/training/training.py), here the whole step without it; its seconds are in
+  // metrics.step_seconds besides simulation.step_seconds.
+  std::optional<double> overflow_rerun_seconds;
 };
 
 // The guard's cost per step under the study's memory (unset when the guard is off).
@@ -91,6 +96,10 @@ struct StudyResult {
 // Tokens on the busiest expert-parallel rank over the mean under the study's routing skew (1
 // without skew or without MoE layers).
 [[nodiscard]] double MoeLoadFactor(const Study& study);
+
+// The routed-expert load the step's ops carry: MoeLoadFactor, capped by HybridEP's rank budget
+// (--moe-expert-rank-capacity-factor), over which tokens are dropped.
+[[nodiscard]] double SimulatedMoeLoadFactor(const Study& study);
 
 // The memory overheads with the routing load factor filled in.
 [[nodiscard]] cost::MemoryOverheads MemoryOverheads(const Study& study);
