@@ -63,6 +63,17 @@ template <typename Enum, size_t N>
 [[nodiscard]] FlagSpec OptionalCount(std::vector<std::string_view> names, int64_t maximum,
                                      std::function<std::optional<int64_t>&(CliRequest&)> field);
 
+// Applies a number in `range` to a double or optional<double> field (`field` returns a reference
+// to it).
+template <typename Field>
+[[nodiscard]] FlagSpec Number(std::vector<std::string_view> names, bool parallel, NumberRange range,
+                              Field field) {
+  return {std::move(names), Arity::kOne, parallel,
+          [field, range](CliRequest& request, const FlagUse& use) {
+            field(request) = ParseNumberIn(use, range);
+          }};
+}
+
 // Applies a name from `table` to an enum field. `table` must outlive the returned spec (the
 // tables are constants in config/enum_names.h and the like).
 template <typename Enum, size_t N, typename Field>

@@ -147,12 +147,8 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> config::TokenDispatcher& { return r.training.moe.dispatcher; }),
       Switch({"--moe-grouped-gemm"}, true,
              [](R& r) -> bool& { return r.training.moe.grouped_gemm; }),
-      {{"--moe-expert-capacity-factor"},
-       Arity::kOne,
-       true,
-       [](R& r, const FlagUse& use) {
-         r.training.moe.capacity_factor = ParseNumberIn(use, kCapacityFactorRange);
-       }},
+      Number({"--moe-expert-capacity-factor"}, true, kCapacityFactorRange,
+             [](R& r) -> std::optional<double>& { return r.training.moe.capacity_factor; }),
       Switch({"--moe-pad-expert-input-to-capacity"}, true,
              [](R& r) -> bool& { return r.training.moe.pad_expert_input_to_capacity; }),
       Choice({"--moe-router-load-balancing-type"}, config::kLoadBalancingNames,
@@ -178,12 +174,8 @@ std::vector<FlagSpec> TrainingFlags() {
           kMaxFlexSms, [](R& r) -> std::optional<int64_t>& { return r.training.moe.flex_num_sms; }),
       Switch({"--moe-permute-fusion-into-hybridep"}, true,
              [](R& r) -> bool& { return r.training.moe.permute_fusion_into_hybridep; }),
-      {{"--moe-expert-rank-capacity-factor"},
-       Arity::kOne,
-       true,
-       [](R& r, const FlagUse& use) {
-         r.training.moe.rank_capacity_factor = ParseNumberIn(use, kRankCapacityFactorRange);
-       }},
+      Number({"--moe-expert-rank-capacity-factor"}, true, kRankCapacityFactorRange,
+             [](R& r) -> std::optional<double>& { return r.training.moe.rank_capacity_factor; }),
       Switch({"--moe-paged-stash"}, true, [](R& r) -> bool& { return r.training.moe.paged_stash; }),
       {{"--moe-paged-stash-buffer-size-factor-cuda"},
        Arity::kOne,
@@ -305,20 +297,12 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> config::SequenceLayout& { return r.training.sequence_layout; }),
       Choice({"--optimizer"}, config::kOptimizerKindNames,
              [](R& r) -> config::OptimizerKind& { return r.training.optimizer.kind; }),
-      {{"--sgd-momentum"},
-       Arity::kOne,
-       true,
-       [](R& r, const FlagUse& use) {
-         r.training.optimizer.sgd_momentum = ParseNumberIn(use, kUnitIntervalRange);
-       }},
+      Number({"--sgd-momentum"}, true, kUnitIntervalRange,
+             [](R& r) -> double& { return r.training.optimizer.sgd_momentum; }),
       Switch({"--optimizer-cpu-offload"}, true,
              [](R& r) -> bool& { return r.training.optimizer.cpu_offload; }),
-      {{"--optimizer-offload-fraction"},
-       Arity::kOne,
-       true,
-       [](R& r, const FlagUse& use) {
-         r.training.optimizer.offload_fraction = ParseNumberIn(use, kUnitIntervalRange);
-       }},
+      Number({"--optimizer-offload-fraction"}, true, kUnitIntervalRange,
+             [](R& r) -> double& { return r.training.optimizer.offload_fraction; }),
       Switch({"--overlap-cpu-optimizer-d2h-h2d"}, true,
              [](R& r) -> bool& { return r.training.optimizer.overlap_d2h_h2d; }),
       Switch({"--forward-only"}, false, [](R& r) -> bool& { return r.training.forward_only; }),

@@ -72,18 +72,10 @@ std::vector<FlagSpec> ToolFlags() {
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) { r.hardware.gpu = use.values.front(); }},
-      {{"--memory-cuda-context-gib"},
-       Arity::kOne,
-       false,
-       [](R& r, const FlagUse& use) {
-         r.memory.cuda_context_gib = ParseNumberIn(use, kMemoryGibRange);
-       }},
-      {{"--memory-nccl-mib-per-communicator"},
-       Arity::kOne,
-       false,
-       [](R& r, const FlagUse& use) {
-         r.memory.nccl_mib_per_communicator = ParseNumberIn(use, kNcclMibRange);
-       }},
+      Number({"--memory-cuda-context-gib"}, false, kMemoryGibRange,
+             [](R& r) -> std::optional<double>& { return r.memory.cuda_context_gib; }),
+      Number({"--memory-nccl-mib-per-communicator"}, false, kNcclMibRange,
+             [](R& r) -> std::optional<double>& { return r.memory.nccl_mib_per_communicator; }),
       {{"--memory-fragmentation"},
        Arity::kOne,
        false,
@@ -102,18 +94,10 @@ std::vector<FlagSpec> ToolFlags() {
        [](R& r, const FlagUse& use) {
          r.hardware.nvlink_domain = ParseInteger(use, use.values.front(), 1, kMaxWorldSize);
        }},
-      {{"--scale-out-gbps"},
-       Arity::kOne,
-       false,
-       [](R& r, const FlagUse& use) {
-         r.hardware.scale_out_gbps = ParseNumberIn(use, kLinkBandwidthRange);
-       }},
-      {{"--scale-out-latency-us"},
-       Arity::kOne,
-       false,
-       [](R& r, const FlagUse& use) {
-         r.hardware.scale_out_latency_us = ParseNumberIn(use, kLatencyMicrosecondsRange);
-       }},
+      Number({"--scale-out-gbps"}, false, kLinkBandwidthRange,
+             [](R& r) -> std::optional<double>& { return r.hardware.scale_out_gbps; }),
+      Number({"--scale-out-latency-us"}, false, kLatencyMicrosecondsRange,
+             [](R& r) -> std::optional<double>& { return r.hardware.scale_out_latency_us; }),
       Text({"--scale-out-fabric"},
            [](R& r) -> std::optional<std::string>& { return r.hardware.scale_out_fabric; }),
       Path({"--calibration"},
@@ -138,12 +122,8 @@ std::vector<FlagSpec> ToolFlags() {
          }
          r.cost.comm_memory_guard = mode;
        }},
-      {{"--comm-memory-guard-us"},
-       Arity::kOne,
-       false,
-       [](R& r, const FlagUse& use) {
-         r.cost.comm_memory_guard_us = ParseNumberIn(use, kGuardMicrosecondsRange);
-       }},
+      Number({"--comm-memory-guard-us"}, false, kGuardMicrosecondsRange,
+             [](R& r) -> std::optional<double>& { return r.cost.comm_memory_guard_us; }),
       {{"--overlap-interference"},
        Arity::kOne,
        false,
@@ -263,24 +243,16 @@ std::vector<FlagSpec> RlStepFlags() {
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) { r.rl.max_response_len = Size(use, kMaxRlTokens); }},
-      {{"--rollout-mean-response-len"},
-       Arity::kOne,
-       false,
-       [](R& r, const FlagUse& use) {
-         r.rl.mean_response_len = ParseNumberIn(use, kRlTokensRange);
-       }},
+      Number({"--rollout-mean-response-len"}, false, kRlTokensRange,
+             [](R& r) -> std::optional<double>& { return r.rl.mean_response_len; }),
       {{"--rollout-prompt-len"},
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) {
          r.rl.prompt_len = ParseInteger(use, use.values.front(), 0, kMaxRlTokens);
        }},
-      {{"--sglang-mem-fraction-static"},
-       Arity::kOne,
-       false,
-       [](R& r, const FlagUse& use) {
-         r.rl.mem_fraction_static = ParseNumberIn(use, kFlagFractionRange);
-       }},
+      Number({"--sglang-mem-fraction-static"}, false, kFlagFractionRange,
+             [](R& r) -> double& { return r.rl.mem_fraction_static; }),
       Switch({"--use-kl-loss"}, false, [](R& r) -> bool& { return r.rl.use_kl_loss; }),
       {{"--ppo-n-minibatches"},
        Arity::kOne,
@@ -294,10 +266,7 @@ std::vector<FlagSpec> RlStepFlags() {
        Arity::kOne,
        false,
        [](R& r, const FlagUse& use) { r.rl.ppo_epochs = Size(use, kMaxRlSamples); }},
-      {{"--kl-coef"},
-       Arity::kOne,
-       false,
-       [](R& r, const FlagUse& use) { r.rl.kl_coef = ParseNumberIn(use, kKlCoefRange); }},
+      Number({"--kl-coef"}, false, kKlCoefRange, [](R& r) -> double& { return r.rl.kl_coef; }),
       Switch({"--use-rollout-logprobs"}, false,
              [](R& r) -> bool& { return r.rl.use_rollout_logprobs; }),
       Switch({"--rl-async"}, false, [](R& r) -> bool& { return r.rl.async; }),
