@@ -147,7 +147,7 @@ std::string RenderHtmlReportData(const study::Study& study, const study::StudyRe
   Json lanes = Json::array();
   for (const sim::LaneTimeline& lane : result.simulation.lanes) lanes.push_back(LaneJson(lane));
   const Json data{{"timeline",
-                   {{"step_s", result.simulation.step_seconds},
+                   {{"step_s", result.metrics.step_seconds},
                     {"simulated_micro_batches", result.simulation.simulated_micro_batches},
                     {"lanes", lanes}}},
                   {"memory", MemoryJson(study, result.memory)},

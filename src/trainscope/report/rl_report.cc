@@ -74,7 +74,7 @@ std::string RenderRlText(const RlReportInput& input) {
       r.max_running_requests, r.num_waves, r.num_waves == 1 ? "" : "s", r.prefill_seconds,
       r.decode_seconds);
   out += fmt::format("  actor train         {:.3f} s per optimizer step; log-prob pass {:.3f} s\n",
-                     step.train.simulation.step_seconds, step.forward_only.simulation.step_seconds);
+                     step.train.metrics.step_seconds, step.forward_only.metrics.step_seconds);
   out += fmt::format("  log-prob passes     {} micro-batches per data-parallel rank{}\n",
                      step.log_prob_micro_batches_per_rank,
                      o.log_prob_max_tokens_per_gpu ? fmt::format(" (budget {} tokens per GPU)",

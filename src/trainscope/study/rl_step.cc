@@ -219,7 +219,7 @@ std::vector<RlPhase> TrainerPhases(const Study& study, const RlOptions& options,
   const int64_t gpu_memory = study.cluster.gpu.memory_bytes;
   const double weight_copy =
       static_cast<double>(train_rank.weights_bytes) / study.cluster.pcie_bytes_per_second;
-  const double forward_seconds = step.forward_only.simulation.step_seconds;
+  const double forward_seconds = step.forward_only.metrics.step_seconds;
   const double k = static_cast<double>(step.num_optimizer_steps);
   // AReaL keeps the critic onloaded from its value pass through its training and onloads the
   // actor before recompute_logp, so both models' state is on the GPU from then on.
@@ -242,15 +242,15 @@ std::vector<RlPhase> TrainerPhases(const Study& study, const RlOptions& options,
     phases.push_back(Phase(RlPhaseKind::kOldLogProbs, forward_seconds, world,
                            forward_rank.peak_bytes + other, gpu_memory));
   }
-  phases.push_back(Phase(RlPhaseKind::kActorTrain, step.train.simulation.step_seconds * k, world,
+  phases.push_back(Phase(RlPhaseKind::kActorTrain, step.train.metrics.step_seconds * k, world,
                          train_rank.peak_bytes + other, gpu_memory, step.num_optimizer_steps));
   if (options.critic) {
     // The critic is the actor's architecture and layout (docs/rl.md: its value head priced as
     // the LM head): its value pass and its optimizer steps cost the actor's.
     const StudyResult& values = *step.critic_values;
-    phases.push_back(Phase(RlPhaseKind::kCriticValues, values.simulation.step_seconds, world,
+    phases.push_back(Phase(RlPhaseKind::kCriticValues, values.metrics.step_seconds, world,
                            Busiest(values.memory).peak_bytes, gpu_memory));
-    phases.push_back(Phase(RlPhaseKind::kCriticTrain, step.train.simulation.step_seconds * k, world,
+    phases.push_back(Phase(RlPhaseKind::kCriticTrain, step.train.metrics.step_seconds * k, world,
                            train_rank.peak_bytes + other, gpu_memory, step.num_optimizer_steps));
   }
   return phases;
