@@ -1144,9 +1144,8 @@ TEST(LayerOpsTest, MoeDispatchersSyncTheHostOncePerForwardDispatch) {
 }
 
 // HybridEP's core 0.18 options on the flex path (fused_a2a.py hybrid_ep_dispatch /
-// hybrid_ep_combine, token_dispatcher.py _HybridEPManager, moe/paged_stash.py). Qwen3-30B-A3B at
-// EP8, 4096 tokens per rank sequence-parallel over TP 2, top-8: 2048·8 = 16384 expert rows of
-// h = 2048 into fc1 and F = 768 into fc2.
+// hybrid_ep_combine, token_dispatcher.py _HybridEPManager, moe/paged_stash.py), Qwen3-30B-A3B at
+// EP8.
 TEST(LayerOpsTest, HybridEpFusedPermuteRankBudgetAndPagedStash) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   config::TrainingConfig training = WorkedExampleTraining();
@@ -1177,21 +1176,16 @@ TEST(LayerOpsTest, HybridEpFusedPermuteRankBudgetAndPagedStash) {
   // A rank budget sizes the buffers statically: no host wait (non_blocking dispatch).
   training.moe.rank_capacity_factor = 1.5;
   EXPECT_EQ(count(forward(), "moe.dispatch.deepep_recv_counts"), 0);
-  // The paged stash pages only quantized tensors: nothing in a BF16 run.
+  // The paged stash's copies run on its pack / unpack streams, waited for one grouped MLP later
+  // (paged_stash.py PipelinePreScheduleFunction): no op on the step's streams.
   training.moe.paged_stash = true;
-  EXPECT_EQ(count(forward(), "moe.paged_stash.store"), 0);
-  // MXFP8: fc1's input 16384·2048 = 33,554,432 B + one E8M0 scale per 32 = 34,603,008 B and
-  // fc2's 16384·768 = 12,582,912 B + 393,216 B = 12,976,128 B; each copy reads and writes them:
-  // 2 · 47,579,136 = 95,158,272 B, stored after the forward, reloaded before the backward.
   training.precision.fp8 = config::Fp8Format::kE4m3;
   training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
-  const std::vector<Op> fwd = forward();
-  EXPECT_EQ(Named(fwd, "moe.paged_stash.store").bytes, 95'158'272);
-  EXPECT_LT(IndexOf(fwd, "moe.experts.linear_fc2"), IndexOf(fwd, "moe.paged_stash.store"));
-  const std::vector<Op> bwd = backward();
-  EXPECT_EQ(Named(bwd, "moe.paged_stash.reload").bytes, 95'158'272);
-  EXPECT_LT(IndexOf(bwd, "moe.paged_stash.reload"), IndexOf(bwd, "moe.experts.linear_fc2.dgrad"));
-  EXPECT_EQ(count(bwd, "moe.paged_stash.store"), 0);
+  EXPECT_EQ(forward().size(), [&] {
+    config::TrainingConfig without = training;
+    without.moe.paged_stash = false;
+    return DecoderLayerForward(MakeLayerOpContext(model, without), 0).size();
+  }());
 }
 
 }  // namespace

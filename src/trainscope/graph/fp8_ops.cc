@@ -88,13 +88,6 @@ AttentionPrecision AttentionPrecisionOf(const Fp8Settings& fp8) {
                                          : AttentionPrecision::kFp8PerTensor;
 }
 
-int64_t QuantizedCopyBytes(Fp8Recipe recipe, int64_t num_elements) {
-  TRAINSCOPE_CHECK(num_elements >= 0, "negative FP8 tensor size");
-  const int64_t values =
-      recipe == Fp8Recipe::kNvfp4 ? CeilDiv(num_elements, 2) : kFp8Bytes * num_elements;
-  return values + ScaleBytes(recipe, num_elements, Fp8Usage{}, /*weight=*/false);
-}
-
 Fp8QuantizeTraffic QuantizeTraffic(Fp8Recipe recipe, int64_t num_elements, Fp8Usage usage,
                                    bool weight, int64_t num_tensors) {
   TRAINSCOPE_CHECK(num_elements >= 0 && num_tensors >= 0, "negative FP8 quantize size");

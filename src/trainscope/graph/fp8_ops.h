@@ -75,10 +75,6 @@ struct Fp8QuantizeTraffic {
                                                  Fp8Usage usage, bool weight,
                                                  int64_t num_tensors = 1);
 
-// Bytes of one stored quantized copy (one usage) of an activation or gradient of `num_elements`
-// elements under `recipe`: the FP8 (1 B) or NVFP4 (1/2 B) values plus the recipe's scales.
-[[nodiscard]] int64_t QuantizedCopyBytes(config::Fp8Recipe recipe, int64_t num_elements);
-
 // A kFp8Quantize compute op (phase, layer and pass are set by the caller's sink) named `name`,
 // with `role.operand` kept and `role.kind` set, and bytes, launches and fp8_columnwise_bytes
 // from QuantizeTraffic.

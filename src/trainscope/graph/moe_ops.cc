@@ -6,7 +6,6 @@
 #include <string>
 
 #include "trainscope/graph/elementwise_ops.h"
-#include "trainscope/graph/fp8_ops.h"
 #include "trainscope/graph/layer_ops_internal.h"
 #include "trainscope/units.h"
 
@@ -295,20 +294,6 @@ bool PermuteInsideDispatch(const LayerOpContext& c) {
   return c.training.moe.HybridEpRuns() && c.training.moe.permute_fusion_into_hybridep;
 }
 
-// --moe-paged-stash: the fused expert MLP's saved quantized inputs (fc1's and fc2's, the tensors
-// TE saves as grouped quantized tensors; paged_stash.py on_save_for_backward pages only those)
-// are copied into the page pool after the forward and back before the backward: each copy reads
-// and writes the stored bytes. A BF16 run saves no quantized tensors, so nothing is stashed.
-void PagedStashCopy(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows,
-                    const std::string& name) {
-  if (!c.training.moe.paged_stash || !sink.fp8().enabled) return;
-  const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
-  const config::Fp8Recipe recipe = sink.fp8().recipe;
-  const int64_t stored = QuantizedCopyBytes(recipe, rows * c.model.hidden_size) +
-                         QuantizedCopyBytes(recipe, rows * ffn);
-  sink.Compute(name, kExpertActivation, /*flops=*/0, 2 * stored);
-}
-
 // The received deduplicated rows are expanded to one row per (token, local expert) and back.
 void FlexForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const int64_t rows = ExpertRows(c, sz);
@@ -325,7 +310,6 @@ void FlexForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   }
   if (permute) PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
   ExpertsForward(sink, c, sz, rows);
-  if (sink.phase() == Phase::kForward) PagedStashCopy(sink, c, sz, rows, "moe.paged_stash.store");
   if (permute) Unpermute(sink, c, rows, FlexRows(c, sz));
   FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexCombine, "moe.combine.flex");
 }
@@ -336,7 +320,6 @@ void FlexBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
   const bool permute = !PermuteInsideDispatch(c);
   FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexCombine, "moe.combine.flex.grad");
   if (permute) Unpermute(sink, c, rows, FlexRows(c, sz));
-  PagedStashCopy(sink, c, sz, rows, "moe.paged_stash.reload");
   ExpertsBackward(sink, c, sz, rows);
   if (permute) PermuteRows(sink, c, OpKind::kPermute, "moe.permute", rows);
   FlexComm(sink, c, sz, /*dispatch=*/false, CommPurpose::kEpFlexDispatch, "moe.dispatch.flex.grad");
