@@ -578,9 +578,10 @@ TEST(MemoryTest, MoeLoadFactorScalesTheBusiestRanksExpertRows) {
 // HybridEP's rank budget (token_dispatcher.py setup_metadata): Qwen3-30B-A3B at t = 1, EP 8, flex,
 // 4096 tokens: every routed-expert buffer has ceil(4096·8·1.5) = 49152 rows instead of 32768,
 // 16384 more rows of 8706 saved bytes each (prob 2, fc1 input 4096, fc1 output 3072, activation
-// 1536; flex keeps no permutation map). The paged stash (paged_stash.py) then holds the MXFP8
-// fc1 and fc2 inputs in ceil(32768·1.2) = 39322 rows: 49152 − 39322 = 9830 rows of
-// (2048 + 2048/32) + (768 + 768/32) = 2904 bytes fewer.
+// 1536; flex keeps no permutation map). The paged stash (paged_stash.py) then holds everything
+// the fused expert MLP saves in ceil(32768·1.2) = 39322 rows: 49152 − 39322 = 9830 rows fewer,
+// of 8706 bytes in BF16 and, under MXFP8, of prob 2 + fc1 input 2048 + 64 + fc1 output 3072 +
+// fc2 input 768 + 24 = 5978 bytes.
 TEST(MemoryTest, RankBudgetSizesTheExpertBuffersAndThePagedStashShrinksThem) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
   config::TrainingConfig training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/8);
@@ -603,15 +604,15 @@ TEST(MemoryTest, RankBudgetSizesTheExpertBuffersAndThePagedStashShrinksThem) {
       internal::LayerActivationBytes(graph::MakeLayerOpContext(model, training), moe_layer, 2.0) -
           eager,
       32768 * 8706);
+  training.moe.paged_stash = true;
+  training.moe.paged_stash_buffer_factor = 1.2;
+  EXPECT_EQ(budget - layer_bytes(), 9830 * 8706);
+  training.moe.paged_stash = false;
   training.precision.fp8 = config::Fp8Format::kE4m3;
   training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
   const int64_t mxfp8_budget = layer_bytes();
   training.moe.paged_stash = true;
-  training.moe.paged_stash_buffer_factor = 1.2;
-  EXPECT_EQ(mxfp8_budget - layer_bytes(), 9830 * 2904);
-  // A BF16 run saves no quantized tensors: the stash changes nothing.
-  training.precision = {};
-  EXPECT_EQ(layer_bytes(), budget);
+  EXPECT_EQ(mxfp8_budget - layer_bytes(), 9830 * 5978);
 }
 
 // The allocator's peak is the larger of forward/backward (states + activations) and the

@@ -266,13 +266,15 @@ int64_t ExpertRows(const LayerOpContext& c, int64_t tokens, double load_factor) 
   return CheckedMul(c.training.parallel.ExpertTensor(), pairs, kWhat);
 }
 
-// --moe-paged-stash: the fused expert MLP's saved quantized inputs live in the page pool, sized
-// |f| x the balanced rows (f > 0) or the busiest rank's (f < 0) instead of the budget's
-// (paged_stash.py allocate_stash_buffers); unset when nothing is stashed (no budget, a BF16 run,
-// or an overflowing step whose rerun runs without the stash).
+// --moe-paged-stash: what the fused expert MLP saves for backward (its grouped tensors, which
+// carry grouped_tensor_scale_inv: the probs, the fc1 input, the fc1 output and the fc2 input, in
+// any precision) lives in the page pool, sized |f| x the balanced rows (f > 0) or the busiest
+// rank's (f < 0) instead of the budget's (paged_stash.py on_save_for_backward,
+// allocate_stash_buffers); unset when nothing is stashed (no budget, or an overflowing step whose
+// rerun runs without the stash).
 std::optional<int64_t> StashedExpertRows(const LayerOpContext& c, int64_t tokens, double load) {
   const config::MoeRunConfig& run = c.training.moe;
-  if (!run.paged_stash || !run.RankBudgetRuns() || !Fp8(c)) return std::nullopt;
+  if (!run.paged_stash || !run.RankBudgetRuns()) return std::nullopt;
   if (load > *run.rank_capacity_factor) return std::nullopt;
   const int64_t mean_pairs = CheckedMul(tokens, c.model.moe.top_k, kWhat);
   const double factor = run.paged_stash_buffer_factor;
@@ -327,14 +329,14 @@ int64_t MoeBlockBytes(const LayerOpContext& c, const Dims& d, bool selective, do
   const int64_t rows = ExpertRows(c, d.sp_tokens, load);
   // Router logits and probs in the router dtype plus the bool routing map (router.py).
   int64_t bytes = Bytes(d.sp_tokens, moe.num_experts, 2 * RouterBytes(c) + kBoolBytes);
-  // Permuted probs, expert fc1 input and output (experts.py TEGroupedMLP); the quantized GEMM
-  // inputs in the paged stash's rows when it keeps them.
-  const int64_t gemm_input_rows = StashedExpertRows(c, d.sp_tokens, load).value_or(rows);
-  bytes += Bytes(rows, 1, RouterBytes(c)) + GemmInputBytes(c, gemm_input_rows, d.h);
-  bytes += Bytes(rows, 2 * (moe.expert_ffn_hidden_size / u), kBf16Bytes);
+  // Permuted probs, expert fc1 input and output (experts.py TEGroupedMLP), in the paged stash's
+  // rows when it keeps them.
+  const int64_t saved_rows = StashedExpertRows(c, d.sp_tokens, load).value_or(rows);
+  bytes += Bytes(saved_rows, 1, RouterBytes(c)) + GemmInputBytes(c, saved_rows, d.h);
+  bytes += Bytes(saved_rows, 2 * (moe.expert_ffn_hidden_size / u), kBf16Bytes);
   bytes += PermuteMapBytes(c, d, load);
   if (!Drops(c, selective, "moe_act")) {
-    bytes += GemmInputBytes(c, gemm_input_rows, moe.expert_ffn_hidden_size / u);
+    bytes += GemmInputBytes(c, saved_rows, moe.expert_ffn_hidden_size / u);
   }
   if (moe.HasSharedExpert() && !Drops(c, selective, "shared_experts")) {
     bytes += SwiGluBytes(c, d, moe.shared_expert_ffn_hidden_size);
