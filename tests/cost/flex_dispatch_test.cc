@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "trainscope/config/hardware.h"
@@ -144,6 +146,42 @@ TEST(FlexDispatchTest, ReproducesThePublishedDeepEpNormalKernelTable) {
     const double model = DeepEpReportedGbPerSecond(c);
     EXPECT_NEAR(model / c.published_gb_per_second, 1.0, 0.10)
         << "EP" << 8 * c.nodes << (c.fp8 ? " dispatch" : " combine") << ": " << model;
+  }
+}
+
+// Hybrid-EP inside one NVLink domain (deepseek-ai/DeepEP branch hybrid-ep,
+// docs/README_Hybrid-EP.md at 94a9f8f6, ../shared/reference/kernel-benchmarks.md §5.4): 4096
+// tokens of hidden 7168 in BF16, top-8, uniform routing, 8 local experts per rank (E = 8·n), 16
+// SMs; "kernel only" dispatch GB/s = received rows (every rank's rows that reach this rank, its
+// own included) · 7168 · 2 bytes / kernel time, the accounting of DeepEP's intranode test above.
+// trainscope prices HybridEP's exchange with DeepEP's constants and its host costs apart, so the
+// kernel-only column is the one to meet.
+double HybridEpKernelGbPerSecond(const std::string& gpu, int64_t ranks) {
+  constexpr int64_t kTokens = 4096, kTopK = 8, kLocalExperts = 8;
+  constexpr double kRowBytes = 7168 * 2.0;
+  const int64_t experts = kLocalExperts * ranks;
+  FlexExchange x{.token_bytes = kTokens * kRowBytes, .num_experts = experts, .top_k = kTopK};
+  x.rank_domain.assign(static_cast<size_t>(ranks), 0);  // one NVLink domain
+  const double seconds = FlexExchangeSeconds(x, config::DefaultCluster(*config::FindGpu(gpu)));
+  // Independently: a rank's 8 experts are missed by all 8 picks with probability
+  // Π_{i<8} (E − 8 − i)/(E − i).
+  double miss = 1;
+  for (int64_t i = 0; i < kTopK; ++i) {
+    miss *= static_cast<double>(experts - kLocalExperts - i) / static_cast<double>(experts - i);
+  }
+  return static_cast<double>(ranks * kTokens) * (1 - miss) * kRowBytes / seconds / 1e9;
+}
+
+TEST(FlexDispatchTest, ReproducesThePublishedHybridEpKernelTable) {
+  // Dispatch BF16, kernel only, 16 SMs: B200 8 ranks 734.95; GB200 8 / 16 / 24 / 32 / 36 ranks
+  // 750.15 / 661.93 / 637.80 / 629.79 / 612.85 GB/s.
+  const std::vector<std::tuple<std::string, int64_t, double>> table = {
+      {"B200", 8, 734.95},   {"GB200", 8, 750.15},  {"GB200", 16, 661.93},
+      {"GB200", 24, 637.80}, {"GB200", 32, 629.79}, {"GB200", 36, 612.85},
+  };
+  for (const auto& [gpu, ranks, published] : table) {
+    const double model = HybridEpKernelGbPerSecond(gpu, ranks);
+    EXPECT_NEAR(model / published, 1.0, 0.10) << gpu << " " << ranks << " ranks: " << model;
   }
 }
 
