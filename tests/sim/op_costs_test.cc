@@ -32,13 +32,20 @@ std::optional<graph::Op> FlexDispatchOf(const config::ModelConfig& model,
   return std::nullopt;
 }
 
-TEST(OpCostsTest, DeepSeekV3GroupLimitedRoutingCapsTheFlexNodesATokenReaches) {
-  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+// `experts` GPUs, one expert-parallel group, the flex dispatcher with grouped GEMMs, one sample of
+// 4096 tokens per micro-batch.
+config::TrainingConfig FlexTraining(int64_t experts) {
   config::TrainingConfig training;
-  training.parallel = {.world_size = 64, .expert = 64, .expert_tensor = 1};
+  training.parallel = {.world_size = experts, .expert = experts, .expert_tensor = 1};
   training.batch = {.micro_batch_size = 1, .seq_length = 4096};
   training.moe.dispatcher = config::TokenDispatcher::kFlex;
   training.moe.grouped_gemm = true;
+  return training;
+}
+
+TEST(OpCostsTest, DeepSeekV3GroupLimitedRoutingCapsTheFlexNodesATokenReaches) {
+  const config::ModelConfig model = io::LoadPreset("DeepSeek-V3");
+  config::TrainingConfig training = FlexTraining(64);
   HardwareCostOptions options;
   options.cluster = io::ResolveCluster({.gpu = std::string("H100")});
   const OpCostModel costs = BindHardwareCosts(model, training, options);
@@ -68,11 +75,7 @@ TEST(OpCostsTest, DeepSeekV3GroupLimitedRoutingCapsTheFlexNodesATokenReaches) {
 // domain of 16.
 TEST(OpCostsTest, DeepEpStaysInsideANodeWhileHybridEpSpansTheNvlinkDomain) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
-  config::TrainingConfig training;
-  training.parallel = {.world_size = 16, .expert = 16, .expert_tensor = 1};
-  training.batch = {.micro_batch_size = 1, .seq_length = 4096};
-  training.moe.dispatcher = config::TokenDispatcher::kFlex;
-  training.moe.grouped_gemm = true;
+  config::TrainingConfig training = FlexTraining(16);
   HardwareCostOptions options;
   options.cluster = io::ResolveCluster({.gpu = std::string("GB200")});
   ASSERT_EQ(options.cluster.gpus_per_node, 4);
