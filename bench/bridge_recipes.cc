@@ -79,6 +79,10 @@ const std::vector<Recipe>& Recipes() {
       {"DeepSeek-V3", "GB300", kBf16, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"moe_act"}},
       {"DeepSeek-V3", "GB300", kFp8CurrentScaling, 1, 2, 8, 32, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "GB300", kMxfp8, 1, 2, 8, 32, 1, kHybridEp, kFullIteration, true, {}, true, true},
+      // GB300 MXFP8 from the 26.02 to the 26.04.01 container (scripts/performance/configs/
+      // deepseek/deepseek_workload_base_configs.py at v0.3.0 to v0.4.2:
+      // DEEPSEEK_V3_PRETRAIN_CONFIG_GB300_FP8_MX_V2 = GB300_V2, the FP8-CS layout and settings).
+      {"DeepSeek-V3", "GB300", kMxfp8, 1, 2, 8, 32, 2, kHybridEp, kNone, false, {"mla_up_proj"}},
       // deepseek/gb200/deepseek_v3.py
       {"DeepSeek-V3", "GB200", kBf16, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "GB200", kFp8CurrentScaling, 1, 4, 4, 64, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mlp"}},
@@ -87,6 +91,9 @@ const std::vector<Recipe>& Recipes() {
       {"DeepSeek-V3", "B300", kBf16, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B300", kFp8CurrentScaling, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B300", kMxfp8, 1, 8, 2, 8, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}, true, true},
+      // B300 MXFP8 from the 26.02 to the 26.04 container (the same file at v0.3.0 to v0.4.2:
+      // B300_FP8_MX_V2 = B300_V2, PP16 EP8 with B200's settings).
+      {"DeepSeek-V3", "B300", kMxfp8, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       // deepseek/b200/deepseek_v3.py
       {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B200", kFp8CurrentScaling, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},

@@ -42,11 +42,21 @@ TEST(BridgeRecipesTest, DeepSeekV3Gb300Mxfp8RunsTheFullIterationHybridEpRecipe) 
 }
 
 TEST(BridgeRecipesTest, OnlyTheRecipesOwnLayoutTakesItsSettings) {
-  // The same model, GPU and precision with MBS 2 ran another recipe version: untouched.
-  config::TrainingConfig t = Layout(1, 2, 8, 32, 2);
+  // The same model, GPU and precision with a layout no recipe version ran (MBS 4): untouched.
+  config::TrainingConfig t = Layout(1, 2, 8, 32, 4);
   const config::TrainingConfig before = t;
   EXPECT_TRUE(ApplyBridgeRecipe("DeepSeek-V3", "GB300", "mxfp8", t).empty());
   EXPECT_EQ(t, before);
+  // MBS 2 is the 26.02 to 26.04.01 version (deepseek_workload_base_configs.py at v0.3.0 to
+  // v0.4.2, GB300_FP8_MX_V2 = GB300_V2): HybridEP, no graphs, mla_up_proj, no full-iteration
+  // helper, so no rank budget.
+  config::TrainingConfig mbs2 = Layout(1, 2, 8, 32, 2);
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB300", "mxfp8", mbs2, "26.04.01").size(), 1U);
+  EXPECT_EQ(mbs2.moe.dispatcher, config::TokenDispatcher::kFlex);
+  EXPECT_TRUE(mbs2.moe.HybridEpRuns());
+  EXPECT_EQ(mbs2.cuda_graph.impl, config::CudaGraphImpl::kNone);
+  EXPECT_EQ(mbs2.recompute.modules, (std::vector<std::string>{"mla_up_proj"}));
+  EXPECT_FALSE(mbs2.moe.rank_capacity_factor.has_value());
   // B200 MXFP8 (deepseek/b200/deepseek_v3.py): DeepEP, TE-scoped graphs, mla_up_proj + mlp.
   config::TrainingConfig b200 = Layout(1, 8, 2, 32, 1);
   EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B200", "fp8-mx", b200).size(), 1U);
