@@ -91,9 +91,11 @@ const std::vector<Recipe>& Recipes() {
       {"DeepSeek-V3", "B300", kBf16, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B300", kFp8CurrentScaling, 1, 8, 2, 8, 1, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B300", kMxfp8, 1, 8, 2, 8, 1, kHybridEp, kFullIteration, true, {"mla_up_proj"}, true, true},
-      // B300 MXFP8 from the 26.02 to the 26.04 container (the same file at v0.3.0 to v0.4.2:
-      // B300_FP8_MX_V2 = B300_V2, PP16 EP8 with B200's settings).
+      // B300 MXFP8 in the 26.02 to 26.04 containers (the same file at v0.3.0 to v0.4.0:
+      // B300_FP8_MX_V2 = B300_V2, PP16 EP8 with B200's settings), then in 26.04.01 and 26.06
+      // (v0.4.2 to v0.5.0: B300_V2 turned PP8 MBS 2 with TE-scoped graphs).
       {"DeepSeek-V3", "B300", kMxfp8, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
+      {"DeepSeek-V3", "B300", kMxfp8, 1, 8, 1, 8, 2, kHybridEp, kTeAttnRouterPreprocess, false, {"mla_up_proj"}},
       // deepseek/b200/deepseek_v3.py
       {"DeepSeek-V3", "B200", kBf16, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},
       {"DeepSeek-V3", "B200", kFp8CurrentScaling, 1, 16, 1, 8, 1, kHybridEp, kNone, false, {"mla_up_proj"}},

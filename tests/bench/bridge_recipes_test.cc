@@ -57,6 +57,17 @@ TEST(BridgeRecipesTest, OnlyTheRecipesOwnLayoutTakesItsSettings) {
   EXPECT_EQ(mbs2.cuda_graph.impl, config::CudaGraphImpl::kNone);
   EXPECT_EQ(mbs2.recompute.modules, (std::vector<std::string>{"mla_up_proj"}));
   EXPECT_FALSE(mbs2.moe.rank_capacity_factor.has_value());
+  // B300 MXFP8 ran PP16 MBS 1 without graphs through 26.04 (v0.3.0 to v0.4.0, B300_V2 =
+  // B300_V1) and PP8 MBS 2 with TE-scoped graphs from 26.04.01 (v0.4.2, B300_V2's override).
+  config::TrainingConfig pp16 = Layout(1, 16, 1, 8, 1);
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B300", "mxfp8", pp16, "26.04").size(), 1U);
+  EXPECT_EQ(pp16.cuda_graph.impl, config::CudaGraphImpl::kNone);
+  config::TrainingConfig pp8 = Layout(1, 8, 1, 8, 2);
+  EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B300", "mxfp8", pp8, "26.06").size(), 1U);
+  EXPECT_EQ(pp8.cuda_graph.impl, config::CudaGraphImpl::kTransformerEngine);
+  EXPECT_EQ(pp8.cuda_graph.modules,
+            (std::vector<std::string>{"attn", "moe_router", "moe_preprocess"}));
+  EXPECT_TRUE(pp8.moe.HybridEpRuns());
   // B200 MXFP8 (deepseek/b200/deepseek_v3.py): DeepEP, TE-scoped graphs, mla_up_proj + mlp.
   config::TrainingConfig b200 = Layout(1, 8, 2, 32, 1);
   EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B200", "fp8-mx", b200).size(), 1U);
