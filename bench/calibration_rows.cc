@@ -176,6 +176,20 @@ void ApplyAutomodelRecipe(const config::ModelConfig& model, config::TrainingConf
 
 }  // namespace
 
+std::string AutomodelPipelineLayout(int64_t num_layers, int64_t num_stages) {
+  TRAINSCOPE_CHECK(num_stages >= 1 && num_stages <= num_layers,
+                   "Automodel's split needs 1 <= stages <= layers");
+  std::string layout;
+  for (int64_t stage = 0; stage < num_stages; ++stage) {
+    if (stage > 0) layout.push_back('|');
+    if (stage == 0) layout.push_back('E');
+    const int64_t layers = num_layers / num_stages + (stage < num_layers % num_stages ? 1 : 0);
+    layout.append(static_cast<size_t>(layers), 't');
+    if (stage == num_stages - 1) layout.push_back('L');
+  }
+  return layout;
+}
+
 std::string Lower(std::string_view text) {
   std::string lower(text);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -219,6 +233,15 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.split.account_for_embedding = true;
     t.split.account_for_loss = true;
     assumptions.push_back("account for embedding+loss in the split");
+  } else if (model.NumLayers() % chunks != 0 && SourceFamily(row.source) == "automodel") {
+    // The summary's PP x VP stages (its 1,024-GPU DeepSeek-V3 row prints VP 8, where the
+    // config at 8d9bfb90e, layers_per_stage 4, would give 16 stages: the published VP is kept).
+    const std::string layout = AutomodelPipelineLayout(model.NumLayers(), chunks);
+    t.split.layout = config::ParsePipelineLayout(layout);
+    t.split.layout_text = layout;
+    assumptions.push_back(
+        fmt::format("Automodel's AutoPipeline split: {} stages of {} or {} layers", chunks,
+                    model.NumLayers() / chunks + 1, model.NumLayers() / chunks));
   } else if (const std::optional<std::string> layout = BridgeMlaPipelineLayout(model, chunks);
              model.NumLayers() % chunks != 0 && layout &&
              SourceFamily(row.source) == "megatron-bridge") {
@@ -363,6 +386,12 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
                             " from the notes");
   }
   c.model = io::LoadPreset(*preset);
+  if (c.source_family == "automodel" && c.model.num_mtp_layers > 0) {
+    // Automodel's DeepseekV3Model builds the num_hidden_layers blocks and no MTP module
+    // (nemo_automodel/components/models/deepseek_v3/model.py at 8d9bfb90e).
+    c.model.num_mtp_layers = 0;
+    c.assumptions.push_back("no MTP layer (Automodel's model builds none)");
+  }
   if (Contains(row.source, "cases_april2021")) {
     // Narayanan et al. 2021 (SC21) ran every Table 1 model with activation recomputation and
     // credit 96·B·s·l·h²(1 + s/6h + V/16lh) FLOPs per iteration: 4 passes of the forward's 24,

@@ -51,6 +51,14 @@ struct CaseOrSkip {
 
 [[nodiscard]] std::string Lower(std::string_view text);
 
+// NVIDIA-NeMo/Automodel's AutoPipeline split of `num_layers` decoder layers over `num_stages`
+// stages (nemo_automodel/components/distributed/pipelining/functional.py
+// generate_hf_model_fqn_per_model_part at 8d9bfb90e): num_layers / num_stages layers each, one
+// more on each of the first num_layers % num_stages stages, the embedding with stage 0 and the
+// final norm, LM head and loss with the last. As a --pipeline-model-parallel-layout string; its
+// interleaved schedule puts stage s on PP rank s % p, as Megatron's layout does.
+[[nodiscard]] std::string AutomodelPipelineLayout(int64_t num_layers, int64_t num_stages);
+
 // Which figure a row's peak_mem_gib is: max allocated (torch.cuda.max_memory_allocated,
 // Megatron's report_memory), max reserved (torch.cuda.max_memory_reserved, torchtitan's
 // `memory:`) or device memory (nvidia-smi).

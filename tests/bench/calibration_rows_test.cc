@@ -6,7 +6,9 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "trainscope/config/pipeline_layout.h"
 #include "trainscope/io/hf_config_loader.h"
 
 namespace trainscope::bench {
@@ -120,6 +122,25 @@ TEST(CalibrationRowsTest, TokenDropRowsPadEveryExpertToCapacity) {
   row.model = "Qwen3-30B-A3B";
   EXPECT_FALSE(BaseTraining(io::LoadPreset("Qwen3-30B-A3B"), row, assumptions)
                    .moe.pad_expert_input_to_capacity);
+}
+
+TEST(CalibrationRowsTest, AutomodelSplitsLayersAsItsAutoPipelineDoes) {
+  // generate_hf_model_fqn_per_model_part: 5 layers over 3 stages are 5 // 3 = 1 each plus one
+  // more on the first 5 % 3 = 2 stages; the embedding with stage 0, the loss with the last.
+  EXPECT_EQ(AutomodelPipelineLayout(5, 3), "Ett|tt|tL");
+  // DeepSeek-V3's 61 layers over PP 4 x VP 8 = 32 stages (deepseek_v3_te_deepep.yaml,
+  // layers_per_stage 2: ceil(61 / 2) + 1 = 32 stages): 29 stages of 2, then 3 of 1.
+  const std::vector<config::LayoutStage> stages =
+      config::ParsePipelineLayout(AutomodelPipelineLayout(61, 32));
+  ASSERT_EQ(stages.size(), 32U);
+  int64_t layers = 0;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    EXPECT_EQ(stages[s].decoder_layers, s < 29 ? 2 : 1) << "stage " << s;
+    EXPECT_EQ(stages[s].embedding, s == 0);
+    EXPECT_EQ(stages[s].loss, s == 31);
+    layers += stages[s].decoder_layers;
+  }
+  EXPECT_EQ(layers, 61);
 }
 
 }  // namespace
