@@ -228,12 +228,13 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
   }
   // Uneven layer counts (Llama-3.1-405B: 126 layers) use the embedding/loss slots, as
   // torchtitan and Megatron-Bridge recipes do.
+  const std::string family = SourceFamily(row.source);
   const int64_t chunks = t.parallel.pipeline * t.parallel.virtual_stages;
   if (model.NumLayers() % chunks != 0 && (model.NumLayers() + 2) % chunks == 0) {
     t.split.account_for_embedding = true;
     t.split.account_for_loss = true;
     assumptions.push_back("account for embedding+loss in the split");
-  } else if (model.NumLayers() % chunks != 0 && SourceFamily(row.source) == "automodel") {
+  } else if (model.NumLayers() % chunks != 0 && family == "automodel") {
     // The summary's PP x VP stages (its 1,024-GPU DeepSeek-V3 row prints VP 8, where the
     // config at 8d9bfb90e, layers_per_stage 4, would give 16 stages: the published VP is kept).
     const std::string layout = AutomodelPipelineLayout(model.NumLayers(), chunks);
@@ -243,8 +244,7 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
         fmt::format("Automodel's AutoPipeline split: {} stages of {} or {} layers", chunks,
                     model.NumLayers() / chunks + 1, model.NumLayers() / chunks));
   } else if (const std::optional<std::string> layout = BridgeMlaPipelineLayout(model, chunks);
-             model.NumLayers() % chunks != 0 && layout &&
-             SourceFamily(row.source) == "megatron-bridge") {
+             model.NumLayers() % chunks != 0 && layout && family == "megatron-bridge") {
     // Megatron-Bridge's DeepSeek-V3 / Kimi-K2 recipes place the 61 layers with
     // --pipeline-model-parallel-layout.
     t.split.layout = config::ParsePipelineLayout(*layout);
@@ -263,7 +263,6 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     assumptions.push_back("BSHD (unpacked pretraining batches)");
   }
   t.data_parallel.distributed_optimizer = true;
-  const std::string family = SourceFamily(row.source);
   // Gradient reduction dtype as the performance scripts set it: Megatron-Bridge's
   // `_benchmark_common` (perf_recipes/_common.py; scripts/performance before) reduces in bf16,
   // except Kimi-K2's recipe, which sets it back to fp32; NeMo 2.0's `set_precision_configs`
