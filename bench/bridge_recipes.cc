@@ -207,6 +207,26 @@ std::optional<OlderDispatch> OlderGptOssDispatch(std::string_view gpu, Precision
   return std::nullopt;
 }
 
+// A DeepSeek-V3 GB200 MXFP8 row (TP1 PP4 VP4 EP64 MBS 1) from the 26.02 to the 26.04.01
+// container ran that release's GB200_V1 settings, not the full-iteration helper, which arrived
+// with the 26.06 container (scripts/performance/configs/deepseek/
+// deepseek_workload_base_configs.py: at v0.3.0 and v0.3.1 GB200_FP8_MX_V1 = GB200_V1, recompute
+// mla_up_proj; at v0.4.0 and v0.4.2 the same with recompute "mlp"; both HybridEP,
+// moe_a2a_overlap False, TE-scoped graphs on attn + moe_router + moe_preprocess; v0.5.0's
+// GB200_FP8_MX_V1 adds cuda_graph_impl "full_iteration", moe_a2a_overlap and, in
+// deepseek_llm_pretrain.py, fp8_output_proj).
+void ApplyOlderDeepSeekRecipe(std::string_view gpu, std::string_view container, Recipe& r) {
+  if (container.empty() || container < "26.02" || container >= "26.06") return;
+  if (gpu != "GB200" || r.precision != Precision::kMxfp8 || r.graphs != Graphs::kFullIteration) {
+    return;
+  }
+  r.graphs = Graphs::kTeAttnRouterPreprocess;
+  r.ep_overlap = false;
+  r.fp8_attention = false;
+  r.fp8_output_proj = false;
+  r.recompute = {container < "26.04" ? "mla_up_proj" : "mlp"};
+}
+
 // A Qwen3 MoE row from an older container than the table's recipe of its layout
 // (scripts/performance/configs/qwen/ per release): before the 26.06 container the GB300 / B300
 // MXFP8 recipes of Qwen3-30B-A3B (MBS 8) and the GB300 one of Qwen3-235B-A22B (VP 12) ran
@@ -365,6 +385,7 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
         recipe.ep_overlap = older->ep_overlap;
         older_dispatch = true;
       }
+      ApplyOlderDeepSeekRecipe(gpu, container, recipe);
     }
     if (preset == "GPT-OSS-120B") {
       if (const std::optional<OlderDispatch> older =

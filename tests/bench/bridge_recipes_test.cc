@@ -76,6 +76,46 @@ TEST(BridgeRecipesTest, OnlyTheRecipesOwnLayoutTakesItsSettings) {
   EXPECT_EQ(b200.recompute.modules, (std::vector<std::string>{"mla_up_proj", "mlp"}));
 }
 
+TEST(BridgeRecipesTest, DeepSeekV3Gb200Mxfp8BeforeTheFullIterationHelper) {
+  // scripts/performance/configs/deepseek/deepseek_workload_base_configs.py at v0.3.0 (26.02)
+  // and v0.3.1 (26.02.01): GB200_FP8_MX_V2 = GB200_V1 with global_batch_size 4096, i.e.
+  // hybridep, moe_a2a_overlap False, recompute_modules ["mla_up_proj"], cuda_graph_impl
+  // "transformer_engine", scope ["attn", "moe_router", "moe_preprocess"].
+  for (const char* container : {"26.02", "26.02.01"}) {
+    config::TrainingConfig t = Layout(1, 4, 4, 64, 1);
+    ASSERT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB200", "mxfp8", t, container).size(), 1U);
+    EXPECT_TRUE(t.moe.HybridEpRuns()) << container;
+    EXPECT_FALSE(t.moe.overlap_expert_parallel_comm) << container;
+    EXPECT_FALSE(t.moe.delay_wgrad_compute) << container;
+    EXPECT_EQ(t.cuda_graph.impl, config::CudaGraphImpl::kTransformerEngine) << container;
+    EXPECT_EQ(t.cuda_graph.modules,
+              (std::vector<std::string>{"attn", "moe_router", "moe_preprocess"}));
+    EXPECT_EQ(t.recompute.modules, (std::vector<std::string>{"mla_up_proj"})) << container;
+    EXPECT_FALSE(t.precision.fp8_output_proj) << container;
+    EXPECT_FALSE(t.moe.te_op_fuser) << container;
+    EXPECT_FALSE(t.moe.rank_capacity_factor.has_value()) << container;
+  }
+  // v0.4.0 (26.04) and v0.4.2 (26.04.01): GB200_V1's recompute_modules became ["mlp"].
+  for (const char* container : {"26.04", "26.04.01"}) {
+    config::TrainingConfig t = Layout(1, 4, 4, 64, 1);
+    ASSERT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB200", "mxfp8", t, container).size(), 1U);
+    EXPECT_EQ(t.cuda_graph.impl, config::CudaGraphImpl::kTransformerEngine) << container;
+    EXPECT_EQ(t.recompute.modules, (std::vector<std::string>{"mlp"})) << container;
+    EXPECT_FALSE(t.moe.overlap_expert_parallel_comm) << container;
+  }
+  // v0.5.0 (26.06) on: GB200_FP8_MX_V1 sets cuda_graph_impl "full_iteration" and
+  // moe_a2a_overlap True, recompute ["mla_up_proj"]; fp8_output_proj in
+  // deepseek_llm_pretrain.py.
+  for (const char* container : {"26.06", "26.06.01", "26.08"}) {
+    config::TrainingConfig t = Layout(1, 4, 4, 64, 1);
+    ASSERT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB200", "mxfp8", t, container).size(), 1U);
+    EXPECT_EQ(t.cuda_graph.impl, config::CudaGraphImpl::kFullIteration) << container;
+    EXPECT_TRUE(t.moe.overlap_expert_parallel_comm) << container;
+    EXPECT_TRUE(t.precision.fp8_output_proj) << container;
+    EXPECT_EQ(t.recompute.modules, (std::vector<std::string>{"mla_up_proj"})) << container;
+  }
+}
+
 TEST(BridgeRecipesTest, MlaLayoutsMatchTheBridgeMaps) {
   // recipes/deepseek/h100/deepseek_v3.py _get_deepseek_v3_pipeline_layout, (4, 4):
   // [E + 4t] + 14 x [4t] + [t + m + L]; Kimi-K2 the same without m.
