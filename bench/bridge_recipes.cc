@@ -215,8 +215,14 @@ std::optional<OlderDispatch> OlderGptOssDispatch(std::string_view gpu, Precision
 // moe_a2a_overlap False, TE-scoped graphs on attn + moe_router + moe_preprocess; v0.5.0's
 // GB200_FP8_MX_V1 adds cuda_graph_impl "full_iteration", moe_a2a_overlap and, in
 // deepseek_llm_pretrain.py, fp8_output_proj).
+// A GB200 BF16 row of the 25.11 tables at the same layout graphed only moe_router +
+// moe_preprocess (the same file at aea4832: GB200_BASE_CONFIG, the scripts of those tables).
 void ApplyOlderDeepSeekRecipe(std::string_view gpu, std::string_view container, Recipe& r) {
-  if (container.empty() || container < "26.02" || container >= "26.06") return;
+  if (container.empty() || container >= "26.06") return;
+  if (container < "26.02") {
+    if (gpu == "GB200" && r.precision == Precision::kBf16) r.graphs = Graphs::kTeRouterPreprocess;
+    return;
+  }
   if (gpu != "GB200" || r.precision != Precision::kMxfp8 || r.graphs != Graphs::kFullIteration) {
     return;
   }

@@ -103,6 +103,13 @@ TEST(BridgeRecipesTest, DeepSeekV3Gb200Mxfp8BeforeTheFullIterationHelper) {
     EXPECT_EQ(t.recompute.modules, (std::vector<std::string>{"mlp"})) << container;
     EXPECT_FALSE(t.moe.overlap_expert_parallel_comm) << container;
   }
+  // The 25.11 tables' scripts (aea4832, GB200_BASE_CONFIG) graphed GB200's BF16 run at this
+  // layout on moe_router + moe_preprocess only; the current recipe adds attn.
+  config::TrainingConfig bf16 = Layout(1, 4, 4, 64, 1);
+  ASSERT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB200", "bf16", bf16, "25.11").size(), 1U);
+  EXPECT_EQ(bf16.cuda_graph.modules, (std::vector<std::string>{"moe_router", "moe_preprocess"}));
+  EXPECT_EQ(bf16.recompute.modules, (std::vector<std::string>{"mla_up_proj"}));
+  EXPECT_FALSE(bf16.moe.overlap_expert_parallel_comm);
   // v0.5.0 (26.06) on: GB200_FP8_MX_V1 sets cuda_graph_impl "full_iteration" and
   // moe_a2a_overlap True, recompute ["mla_up_proj"]; fp8_output_proj in
   // deepseek_llm_pretrain.py.
