@@ -172,9 +172,11 @@ const std::vector<Recipe>& Recipes() {
 // The DeepSeek-V3 dispatcher of a row published from an older container than the recipes
 // (before Megatron-Bridge #2288, the 26.02 container): scripts/performance at 2ce95f8
 // (2025-10, the 25.09 tables: run_script.py enables DeepEP on H100 for dropless runs, alltoall
-// elsewhere) and at aea4832 (2025-12, the 25.11 tables:
-// configs/deepseek/deepseek_workload_base_configs.py: HybridEP on GB200 / GB300, DeepEP with
-// moe_a2a_overlap on H100, alltoall on B200). nullopt = the recipe's own.
+// elsewhere, with A2A_1F1B on H100: overlap_moe_expert_parallel_comm and delay_wgrad_compute,
+// since #669 of 2025-09-24, also in the v0.1.0rc3 / rc4 tags) and at aea4832 (2025-12, the 25.11
+// tables: configs/deepseek/deepseek_workload_base_configs.py: HybridEP on GB200 / GB300, DeepEP
+// with moe_a2a_overlap on H100, which utils/overrides.py _set_moe_a2a_overlap_overrides pairs
+// with delay_wgrad_compute; alltoall on B200). nullopt = the recipe's own.
 struct OlderDispatch {
   Dispatch dispatch;
   bool ep_overlap;
@@ -182,7 +184,7 @@ struct OlderDispatch {
 std::optional<OlderDispatch> OlderDeepSeekDispatch(std::string_view gpu,
                                                    std::string_view container) {
   if (container.empty() || container >= "26.02") return std::nullopt;
-  if (gpu == "H100") return OlderDispatch{Dispatch::kDeepEp, container >= "25.11"};
+  if (gpu == "H100") return OlderDispatch{Dispatch::kDeepEp, true};
   if ((gpu == "GB200" || gpu == "GB300") && container >= "25.11") {
     return OlderDispatch{Dispatch::kHybridEp, false};
   }
@@ -216,11 +218,21 @@ std::optional<OlderDispatch> OlderGptOssDispatch(std::string_view gpu, Precision
 // GB200_FP8_MX_V1 adds cuda_graph_impl "full_iteration", moe_a2a_overlap and, in
 // deepseek_llm_pretrain.py, fp8_output_proj).
 // A GB200 BF16 row of the 25.11 tables at the same layout graphed only moe_router +
-// moe_preprocess (the same file at aea4832: GB200_BASE_CONFIG, the scripts of those tables).
-void ApplyOlderDeepSeekRecipe(std::string_view gpu, std::string_view container, Recipe& r) {
+// moe_preprocess (the same file at aea4832: GB200_BASE_CONFIG, the scripts of those tables);
+// the 25.09 tables' GB200 runs had no CUDA graphs (configs/deepseek/deepseek_v3_llm_pretrain.yaml
+// at 2ce95f8: cuda_graphs false) and recomputed mla_up_proj + mlp when dropless, mla_up_proj
+// alone with token drop (run_script.py there).
+void ApplyOlderDeepSeekRecipe(std::string_view gpu, std::string_view container, bool token_drop,
+                              Recipe& r) {
   if (container.empty() || container >= "26.06") return;
   if (container < "26.02") {
-    if (gpu == "GB200" && r.precision == Precision::kBf16) r.graphs = Graphs::kTeRouterPreprocess;
+    if (gpu == "GB200" && container < "25.11") {
+      r.graphs = Graphs::kNone;
+      r.recompute = token_drop ? std::vector<std::string_view>{"mla_up_proj"}
+                               : std::vector<std::string_view>{"mla_up_proj", "mlp"};
+    } else if (gpu == "GB200" && r.precision == Precision::kBf16) {
+      r.graphs = Graphs::kTeRouterPreprocess;
+    }
     return;
   }
   if (gpu != "GB200" || r.precision != Precision::kMxfp8 || r.graphs != Graphs::kFullIteration) {
@@ -294,6 +306,19 @@ void SetDispatch(Dispatch dispatch, int64_t num_sms, config::MoeRunConfig& moe) 
   } else if (dispatch == Dispatch::kHybridEp) {
     moe.flex_num_sms = 32;
   }
+}
+
+// DeepSeek-V3's H100 runs reduce gradients after the backward, not overlapped with it
+// (comm_overlap.overlap_grad_reduce = False and, from v0.5.0, ddp.overlap_grad_reduce = False:
+// run_script.py at 2ce95f8, deepseek_llm_pretrain.py deepseek_v3_pretrain_config_h100 at
+// aea4832 and v0.3.0 to v0.5.0, perf_recipes/deepseek/h100/deepseek_v3.py at 067f987), so the
+// parameter all-gather cannot overlap either (Megatron-LM arguments.py: --overlap-param-gather
+// requires --overlap-grad-reduce).
+void SetDeepSeekH100GradReduce(std::string_view preset, std::string_view gpu,
+                               config::TrainingConfig& training) {
+  if (preset != "DeepSeek-V3" || gpu != "H100") return;
+  training.data_parallel.overlap_grad_reduce = false;
+  training.data_parallel.overlap_param_gather = false;
 }
 
 std::string_view DispatchName(Dispatch dispatch) {
@@ -391,7 +416,7 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
         recipe.ep_overlap = older->ep_overlap;
         older_dispatch = true;
       }
-      ApplyOlderDeepSeekRecipe(gpu, container, recipe);
+      ApplyOlderDeepSeekRecipe(gpu, container, training.moe.capacity_factor.has_value(), recipe);
     }
     if (preset == "GPT-OSS-120B") {
       if (const std::optional<OlderDispatch> older =
@@ -403,11 +428,12 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     if (preset.rfind("Qwen3-", 0) == 0) ApplyOlderQwenRecipe(gpu, container, recipe);
     SetDispatch(recipe.dispatch, recipe.flex_num_sms, training.moe);
     training.moe.overlap_expert_parallel_comm = recipe.ep_overlap;
+    SetDeepSeekH100GradReduce(preset, gpu, training);
     // Every recipe here that overlaps the EP exchanges also delays the weight gradients
     // (comm_overlap.delay_wgrad_compute = True: deepseek/common.py, deepseek/b200,
-    // gpt_oss/common.py, gpt_oss/gb200, qwen/common.py); an older container's overlap is taken
-    // without it.
-    training.moe.delay_wgrad_compute = recipe.ep_overlap && !older_dispatch;
+    // gpt_oss/common.py, gpt_oss/gb200, qwen/common.py), and so did the older scripts whose
+    // DeepSeek-V3 H100 runs overlapped (OlderDeepSeekDispatch).
+    training.moe.delay_wgrad_compute = recipe.ep_overlap;
     training.precision.fp8_dot_product_attention = recipe.fp8_attention;
     // fp8_output_proj arrived with Megatron-LM's May 2026 TransformerConfig; an older container's
     // run kept the BF16 output layer.
@@ -466,6 +492,8 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     if (const std::optional<OlderDispatch> older = OlderDeepSeekDispatch(gpu, container)) {
       SetDispatch(older->dispatch, 0, training.moe);
       training.moe.overlap_expert_parallel_comm = older->ep_overlap;
+      training.moe.delay_wgrad_compute = older->ep_overlap;
+      SetDeepSeekH100GradReduce(preset, gpu, training);
       return {fmt::format("Megatron-Bridge {} performance scripts: dispatcher {}, EP overlap {}",
                           container, DispatchName(older->dispatch),
                           older->ep_overlap ? "on" : "off")};

@@ -110,6 +110,18 @@ TEST(BridgeRecipesTest, DeepSeekV3Gb200Mxfp8BeforeTheFullIterationHelper) {
   EXPECT_EQ(bf16.cuda_graph.modules, (std::vector<std::string>{"moe_router", "moe_preprocess"}));
   EXPECT_EQ(bf16.recompute.modules, (std::vector<std::string>{"mla_up_proj"}));
   EXPECT_FALSE(bf16.moe.overlap_expert_parallel_comm);
+  // The 25.09 tables' scripts ran GB200 without graphs (deepseek_v3_llm_pretrain.yaml at
+  // 2ce95f8: perf_matrix gb200 cuda_graphs false).
+  config::TrainingConfig v2509 = Layout(1, 4, 4, 64, 1);
+  ASSERT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB200", "bf16", v2509, "25.09").size(), 1U);
+  EXPECT_EQ(v2509.cuda_graph.impl, config::CudaGraphImpl::kNone);
+  // run_script.py at 2ce95f8, dropless GB200: recompute_modules ["mla_up_proj", "mlp"]; with
+  // token drop ["mla_up_proj"].
+  EXPECT_EQ(v2509.recompute.modules, (std::vector<std::string>{"mla_up_proj", "mlp"}));
+  config::TrainingConfig drop = Layout(1, 4, 4, 64, 1);
+  drop.moe.capacity_factor = 1.0;
+  ASSERT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "GB200", "bf16", drop, "25.09").size(), 1U);
+  EXPECT_EQ(drop.recompute.modules, (std::vector<std::string>{"mla_up_proj"}));
   // v0.5.0 (26.06) on: GB200_FP8_MX_V1 sets cuda_graph_impl "full_iteration" and
   // moe_a2a_overlap True, recompute ["mla_up_proj"]; fp8_output_proj in
   // deepseek_llm_pretrain.py.
@@ -152,7 +164,14 @@ TEST(BridgeRecipesTest, DeepSeekV3RecipesInheritTheBaseHybridEpDispatcher) {
   EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "H100", "bf16", old, "25.09").size(), 1U);
   EXPECT_EQ(old.moe.dispatcher, config::TokenDispatcher::kFlex);
   EXPECT_TRUE(old.moe.enable_deepep);
-  EXPECT_FALSE(old.moe.delay_wgrad_compute);  // no EP overlap in the 25.09 scripts
+  // Its A2A_1F1B branch for H100 (added by "Malay/dsv3 2509", #669, before the 25.09 table of
+  // fa0315ae2) set overlap_moe_expert_parallel_comm and delay_wgrad_compute, and every release
+  // turns overlap_grad_reduce off for DeepSeek-V3 on H100, which rules out the param overlap.
+  EXPECT_TRUE(old.moe.overlap_expert_parallel_comm);
+  EXPECT_TRUE(old.moe.delay_wgrad_compute);
+  EXPECT_FALSE(old.data_parallel.overlap_grad_reduce);
+  EXPECT_FALSE(old.data_parallel.overlap_param_gather);
+  EXPECT_FALSE(t.data_parallel.overlap_grad_reduce);
   // ... and alltoall elsewhere, whatever the layout (no recipe of MBS 3 exists).
   config::TrainingConfig b200 = Layout(1, 16, 1, 8, 3);
   EXPECT_EQ(ApplyBridgeRecipe("DeepSeek-V3", "B200", "bf16", b200, "25.09").size(), 1U);
