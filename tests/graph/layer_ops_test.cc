@@ -971,14 +971,31 @@ TEST(LayerOpsTest, GptOssEagerClampBiasAndUnfusedRope) {
   EXPECT_EQ(Named(fwd, "attention.rope").bytes, 24 * 9'437'184);
   EXPECT_EQ(Named(bwd, "attention.rope.backward").bytes, 20 * 9'437'184);
   // The clamp sits between fc1 and the activation, the bias after fc2; backward in reverse.
+  // Between the clamp and the fused activation, torch.tensor(linear_offset, device=...) copies a
+  // host scalar with a blocking memcpy_and_sync (pytorch/pytorch#120996): one host sync and one
+  // launch per forward, none in the backward.
   EXPECT_EQ(IndexOf(fwd, "moe.experts.activation_clamp") + 1,
+            IndexOf(fwd, "moe.experts.activation.linear_offset_h2d"));
+  EXPECT_EQ(IndexOf(fwd, "moe.experts.activation_clamp") + 2,
             IndexOf(fwd, "moe.experts.activation"));
+  EXPECT_EQ(Named(fwd, "moe.experts.activation.linear_offset_h2d").num_host_syncs, 1);
+  EXPECT_EQ(Named(fwd, "moe.experts.activation.linear_offset_h2d").num_launches, 1);
+  EXPECT_EQ(Named(fwd, "moe.experts.activation_clamp").num_launches, 3);
+  EXPECT_FALSE(HasOp(bwd, "moe.experts.activation.linear_offset_h2d"));
+  // A moe_act recompute replays the forward activation function, its copy included.
+  config::TrainingConfig recompute = training;
+  recompute.recompute.granularity = config::RecomputeGranularity::kSelective;
+  recompute.recompute.modules = {"moe_act"};
+  const std::vector<Op> replay =
+      DecoderLayerRecompute(MakeLayerOpContext(model, recompute), 1, false);
+  EXPECT_EQ(Named(replay, "moe.experts.activation.linear_offset_h2d").num_host_syncs, 1);
   EXPECT_EQ(IndexOf(fwd, "moe.experts.linear_fc2") + 1,
             IndexOf(fwd, "moe.experts.linear_fc2.bias"));
   training.moe.te_op_fuser = true;
   const std::vector<Op> fused = DecoderLayerForward(MakeLayerOpContext(model, training), 1);
   EXPECT_FALSE(HasOp(fused, "moe.experts.activation_clamp"));
   EXPECT_FALSE(HasOp(fused, "moe.experts.linear_fc2.bias"));
+  EXPECT_FALSE(HasOp(fused, "moe.experts.activation.linear_offset_h2d"));
   // Qwen3-8B: no YaRN, TE's fused RoPE at 4 B per element.
   const config::ModelConfig qwen = io::LoadPreset("Qwen3-8B");
   const config::TrainingConfig qwen_training = Training(2, false);

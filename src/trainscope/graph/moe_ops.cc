@@ -99,19 +99,30 @@ void RouterForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz) {
 // GPT-OSS's clamped SwiGLU without TE's op fuser (fused_bias_geglu.py
 // weighted_bias_quick_geglu_impl): before the fused activation kernel, eager torch clamps the
 // gate half and the linear half of the fc1 output and concatenates them. Per bf16 element of the
-// fc1 output: forward two clamps (read and write, 4 B) and the cat (4 B) = 8 B in 3 kernels plus
-// the linear-offset scalar's host-to-device copy; backward the clamps' masked gradients (read
-// the gradient and the input, write, 6 B) and the chunk's gradient concatenation (4 B) = 10 B in
-// 3 kernels. A recompute of moe_act replays the forward.
+// fc1 output: forward two clamps (read and write, 4 B) and the cat (4 B) = 8 B in 3 kernels;
+// backward the clamps' masked gradients (read the gradient and the input, write, 6 B) and the
+// chunk's gradient concatenation (4 B) = 10 B in 3 kernels. A recompute of moe_act replays the
+// forward.
+//
+// The forward then builds its linear offset as torch.tensor(glu_linear_offset, device=...), a
+// blocking copy of a host scalar: PyTorch lowers it to memcpy_and_sync, a cudaMemcpyAsync and a
+// cudaStreamSynchronize (pytorch/pytorch#120996: set_sync_debug_mode flags torch.tensor(3.14,
+// device=dev) as synchronizing; #190217), so the host waits for the GPU once per expert
+// activation forward and once per moe_act recompute. The clamp has no other user in the presets
+// (GPT-OSS is the only model with swiglu_limit, and its experts are the only quick-GeGLU ones).
 void ExpertClamp(OpSink& sink, const LayerOpContext& c, int64_t rows, int64_t ffn) {
   if (c.model.moe.activation_clamp <= 0 || c.training.moe.te_op_fuser) return;
   const int64_t elements = rows * 2 * ffn;
   EagerChain(sink, kExpertActivation, "moe.experts.activation_clamp",
              EagerChainCost{.flops = elements,
                             .forward_bytes = 8 * elements,
-                            .forward_launches = 4,
+                            .forward_launches = 3,
                             .backward_bytes = 10 * elements,
                             .backward_launches = 3});
+  if (sink.phase() != Phase::kBackward) {
+    sink.HostSync("moe.experts.activation.linear_offset_h2d", OpBlock::kMoeRouted,
+                  /*num_syncs=*/1, /*num_launches=*/1);
+  }
 }
 
 // GPT-OSS's expert fc2 bias without TE's op fuser (experts.py TEGroupedMLP._apply_bias, the
