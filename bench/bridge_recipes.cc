@@ -321,6 +321,11 @@ void SetDeepSeekH100GradReduce(std::string_view preset, std::string_view gpu,
   training.data_parallel.overlap_param_gather = false;
 }
 
+// The assumption line's note when the recipe turned the gradient-reduce overlap off.
+std::string_view GradReduceNote(const config::TrainingConfig& training) {
+  return training.data_parallel.overlap_grad_reduce ? "" : ", gradients reduced after the backward";
+}
+
 std::string_view DispatchName(Dispatch dispatch) {
   switch (dispatch) {
     case Dispatch::kAllToAll:
@@ -481,10 +486,11 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     }
     return {
         fmt::format("Megatron-Bridge recipe: dispatcher {}, CUDA graphs {}, EP overlap {}, "
-                    "recompute {}{}",
+                    "recompute {}{}{}",
                     DispatchName(recipe.dispatch), GraphsName(recipe.graphs),
                     recipe.ep_overlap ? "on" : "off", modules.empty() ? "none" : modules,
-                    training.precision.fp8_output_proj ? ", MXFP8 output layer" : "")};
+                    training.precision.fp8_output_proj ? ", MXFP8 output layer" : "",
+                    GradReduceNote(training))};
   }
   // No recipe of the row's layout: an older container's scripts still set the dispatcher of
   // every DeepSeek-V3 run of their tables, whatever the layout.
@@ -494,9 +500,9 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
       training.moe.overlap_expert_parallel_comm = older->ep_overlap;
       training.moe.delay_wgrad_compute = older->ep_overlap;
       SetDeepSeekH100GradReduce(preset, gpu, training);
-      return {fmt::format("Megatron-Bridge {} performance scripts: dispatcher {}, EP overlap {}",
+      return {fmt::format("Megatron-Bridge {} performance scripts: dispatcher {}, EP overlap {}{}",
                           container, DispatchName(older->dispatch),
-                          older->ep_overlap ? "on" : "off")};
+                          older->ep_overlap ? "on" : "off", GradReduceNote(training))};
     }
   }
   return {};
