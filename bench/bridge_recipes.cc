@@ -407,6 +407,8 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
                                            config::TrainingConfig& training,
                                            const std::string& container) {
   const Precision precision = PrecisionOf(precision_lower);
+  // Every release's H100 script says so, whichever layout the row ran.
+  SetDeepSeekH100GradReduce(preset, gpu, training);
   const config::ParallelSizes& p = training.parallel;
   for (Recipe recipe : Recipes()) {
     if (recipe.preset != preset || recipe.gpu != gpu || recipe.precision != precision ||
@@ -433,7 +435,6 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
     if (preset.rfind("Qwen3-", 0) == 0) ApplyOlderQwenRecipe(gpu, container, recipe);
     SetDispatch(recipe.dispatch, recipe.flex_num_sms, training.moe);
     training.moe.overlap_expert_parallel_comm = recipe.ep_overlap;
-    SetDeepSeekH100GradReduce(preset, gpu, training);
     // Every recipe here that overlaps the EP exchanges also delays the weight gradients
     // (comm_overlap.delay_wgrad_compute = True: deepseek/common.py, deepseek/b200,
     // gpt_oss/common.py, gpt_oss/gb200, qwen/common.py), and so did the older scripts whose
@@ -499,7 +500,6 @@ std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std:
       SetDispatch(older->dispatch, 0, training.moe);
       training.moe.overlap_expert_parallel_comm = older->ep_overlap;
       training.moe.delay_wgrad_compute = older->ep_overlap;
-      SetDeepSeekH100GradReduce(preset, gpu, training);
       return {fmt::format("Megatron-Bridge {} performance scripts: dispatcher {}, EP overlap {}{}",
                           container, DispatchName(older->dispatch),
                           older->ep_overlap ? "on" : "off", GradReduceNote(training))};
