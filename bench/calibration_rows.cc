@@ -272,6 +272,28 @@ config::TrainingConfig BaseTraining(const config::ModelConfig& model, const io::
     t.precision.grad_reduce_in_fp32 = false;
     assumptions.push_back("bf16 gradient reduction (performance scripts)");
   }
+  // The loss kernel: Megatron-Bridge's performance scripts force TE's (`_benchmark_common`,
+  // perf_recipes/_common.py; scripts/performance/utils/overrides.py before v0.6.0:
+  // cross_entropy_loss_fusion True, cross_entropy_fusion_impl "te"); NeMo 2.0's GPTConfig fuses
+  // it with Megatron's native kernels (nemo/collections/llm/gpt/model/base.py,
+  // cross_entropy_loss_fusion = True). Megatron-LM's own default, and so the papers' runs, is the
+  // unfused path.
+  if (family == "megatron-bridge") {
+    // TransformerEngine#3193 (fp32 gradient buffer) merged on 2026-07-08: containers up to
+    // 26.06.01 ran the in-place kernel; 26.08 and the verification cards are taken to run it.
+    const std::string container = ContainerOf(row);
+    const bool fp32_gradient = container.empty() || container >= "26.08";
+    t.cross_entropy = {.loss_fusion = true,
+                       .fusion_impl = config::CrossEntropyFusionImpl::kTe,
+                       .te_fp32_gradient = fp32_gradient};
+    assumptions.push_back(fp32_gradient
+                              ? "TE cross-entropy, fp32 gradient buffer (performance scripts)"
+                              : "TE cross-entropy, gradient over the bf16 logits (performance "
+                                "scripts, TE before #3193)");
+  } else if (family == "nemo") {
+    t.cross_entropy = {.loss_fusion = true, .fusion_impl = config::CrossEntropyFusionImpl::kNative};
+    assumptions.push_back("native fused cross-entropy (NeMo 2.0 GPTConfig)");
+  }
   const std::optional<int64_t> fsdp = NumberAfter(row.notes, "FSDP=");
   if ((fsdp && *fsdp > 0) || family == "torchtitan" || family == "automodel") {
     // FSDP2 / Megatron-FSDP shard parameters, gradients and optimizer states over DP (ZeRO-3):

@@ -102,6 +102,23 @@ TEST(MemoryTermsTest, LogitsAreTheFp32SoftmaxPlusTheBf16LogitsOnTheLastStage) {
   EXPECT_LE(estimate.stages[1].logits_bytes, estimate.stages[1].activations_bytes);
 }
 
+// TE's cross-entropy before TransformerEngine#3193 wrote its gradient over the bf16 logits and
+// saved that buffer: 2·S·V/t = 622,854,144 instead of the fp32 4·S·V/t; after it, an fp32
+// gradient buffer of the fp32 size. The fused native path saves the fp32 softmax like the
+// unfused one.
+TEST(MemoryTermsTest, TeCrossEntropyBeforeItsFp32GradientSavesTheBf16Logits) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/2, /*dp=*/2);
+  training.cross_entropy = {.loss_fusion = true,
+                            .fusion_impl = config::CrossEntropyFusionImpl::kTe,
+                            .te_fp32_gradient = false};
+  EXPECT_EQ(EstimateMemory(model, training).stages[1].logits_bytes, 622854144 + 622854144);
+  training.cross_entropy.te_fp32_gradient = true;
+  EXPECT_EQ(EstimateMemory(model, training).stages[1].logits_bytes, 1245708288 + 622854144);
+  training.cross_entropy = {.loss_fusion = true};
+  EXPECT_EQ(EstimateMemory(model, training).stages[1].logits_bytes, 1245708288 + 622854144);
+}
+
 config::TrainingConfig MoeTraining(bool permute_fusion) {
   config::TrainingConfig training = Training(/*tp=*/1, /*pp=*/1, /*dp=*/16);
   training.parallel.expert = 16;

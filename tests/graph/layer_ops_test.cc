@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainscope/io/hf_config_loader.h"
@@ -1090,6 +1091,76 @@ TEST(LayerOpsTest, TorchtitanEagerAndCompiledKernels) {
 // seqlen, //2, //c); after the GDN one slice (2 syncs) and the same 3 kernels. At 2.5 packed
 // samples per micro-batch: 40 and 27.5 -> 28 (rounded to nearest), 5 and 7.5 -> 8. None at
 // c = 1 and none backward.
+// The three Megatron cross-entropy paths on Llama-3-8B at t = 2: T = 4,096 tokens against
+// V/t = 128,256 / 2 = 64,128 local logits each, L = 262,668,288 logits. Bytes per logit, read off
+// the kernels (hand count, cross_entropy.py, fused_cross_entropy.py, TE's
+// pytorch/triton/cross_entropy.py):
+// - unfused: forward fp32 copy 2+4, max 4, subtract 4+4, exp 4+4, sum 4, divide 4+4 = 38 in 6
+//   kernels; backward multiply 4+4 and the cast to bf16 4+2 = 14 in 2; 3 AR of T·4 = 16,384 B;
+// - native fused: 6 + 8 + 8 = 22 in 3, backward 4+2 = 6 in 2; AR of 16,384 B, then of 32,768 B;
+// - TE, fp32 gradient: 2 + 2+4 = 8 in 2, backward 4+4 + 4+2 = 14 in 2; one all-gather of the
+//   per-row triple, t·T·3·4 = 98,304 B gathered;
+// - TE before #3193, in place: 2 + 2+2 = 6 in 2, backward 2+2 = 4 in 1.
+TEST(LayerOpsTest, CrossEntropyPathsFollowTheFusionFlags) {
+  const config::ModelConfig model = io::LoadPreset("Llama-3-8B");
+  constexpr int64_t kLogits = 4096LL * 64'128;
+  struct Case {
+    config::CrossEntropyConfig ce;
+    int64_t forward_bytes, forward_launches, backward_bytes, backward_launches;
+    std::vector<std::pair<std::string, int64_t>> comms;
+  };
+  using Impl = config::CrossEntropyFusionImpl;
+  const std::vector<Case> cases = {
+      {{},
+       38,
+       6,
+       14,
+       2,
+       {{"lm_head.cross_entropy.ar_max", 16'384},
+        {"lm_head.cross_entropy.ar_target_logit", 16'384},
+        {"lm_head.cross_entropy.ar_exp_sum", 16'384}}},
+      {{.loss_fusion = true},
+       22,
+       3,
+       6,
+       2,
+       {{"lm_head.cross_entropy.ar_max", 16'384},
+        {"lm_head.cross_entropy.ar_target_logit_exp_sum", 32'768}}},
+      {{.loss_fusion = true, .fusion_impl = Impl::kTe},
+       8,
+       2,
+       14,
+       2,
+       {{"lm_head.cross_entropy.ag_stats", 98'304}}},
+      {{.loss_fusion = true, .fusion_impl = Impl::kTe, .te_fp32_gradient = false},
+       6,
+       2,
+       4,
+       1,
+       {{"lm_head.cross_entropy.ag_stats", 98'304}}},
+  };
+  for (const Case& c : cases) {
+    config::TrainingConfig training = Training(2, false);
+    training.cross_entropy = c.ce;
+    const LayerOpContext context = MakeLayerOpContext(model, training);
+    const std::vector<Op> head = LmHeadAndLossForward(context);
+    const Op loss = Named(head, "lm_head.cross_entropy");
+    EXPECT_EQ(loss.bytes, c.forward_bytes * kLogits);
+    EXPECT_EQ(loss.num_launches, c.forward_launches);
+    EXPECT_EQ(loss.flops, 5 * kLogits);
+    const Op backward = Named(LmHeadAndLossBackward(context), "lm_head.cross_entropy.backward");
+    EXPECT_EQ(backward.bytes, c.backward_bytes * kLogits);
+    EXPECT_EQ(backward.num_launches, c.backward_launches);
+    std::vector<std::pair<std::string, int64_t>> comms;
+    for (const Op& op : CommOps(head)) {
+      if (op.name.find("cross_entropy") != std::string::npos) {
+        comms.emplace_back(op.name, op.message_bytes);
+      }
+    }
+    EXPECT_EQ(comms, c.comms);
+  }
+}
+
 TEST(LayerOpsTest, SlimeSlicesEachSampleWithHostSyncsUnderContextParallelism) {
   const config::ModelConfig model = io::LoadPreset("Qwen3.5-35B-A3B");
   config::TrainingConfig slime;

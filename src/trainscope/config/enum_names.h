@@ -66,6 +66,8 @@ inline constexpr EnumName<CpCommType> kCpCommTypeNames[] = {{CpCommType::kP2p, "
                                                             {CpCommType::kAllGather, "all_gather"},
                                                             {CpCommType::kA2a, "a2a"},
                                                             {CpCommType::kA2aP2p, "a2a+p2p"}};
+inline constexpr EnumName<CrossEntropyFusionImpl> kCrossEntropyFusionImplNames[] = {
+    {CrossEntropyFusionImpl::kNative, "native"}, {CrossEntropyFusionImpl::kTe, "te"}};
 inline constexpr EnumName<SequenceLayout> kSequenceLayoutNames[] = {
     {SequenceLayout::kAuto, "auto"},
     {SequenceLayout::kThd, "thd"},

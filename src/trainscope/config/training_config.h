@@ -305,6 +305,23 @@ enum class SequenceLayout { kAuto, kThd, kBshd };
 
 enum class OptimizerKind { kAdam, kSgd };
 
+// The vocab-parallel cross-entropy kernel (language_module.py compute_language_model_loss).
+enum class CrossEntropyFusionImpl { kNative, kTe };
+
+// --cross-entropy-loss-fusion and --cross-entropy-fusion-impl (model_parallel_config.py: off and
+// 'native' by default). Off: tensor_parallel.vocab_parallel_cross_entropy, eager torch ops on an
+// fp32 copy of the logits. On: fused_vocab_parallel_cross_entropy (native, jit-fused) or TE's
+// parallel_cross_entropy Triton kernels (te).
+struct CrossEntropyConfig {
+  bool loss_fusion = false;
+  CrossEntropyFusionImpl fusion_impl = CrossEntropyFusionImpl::kNative;
+  // TE's kernels write the gradient into an fp32 buffer since NVIDIA/TransformerEngine#3193
+  // (merged 2026-07-08); before, they overwrote the bf16 logits with it. Not a Megatron flag: the
+  // Transformer Engine release decides (the calibration sets it per container).
+  bool te_fp32_gradient = true;
+  friend bool operator==(const CrossEntropyConfig&, const CrossEntropyConfig&) = default;
+};
+
 // The optimizer (megatron/core/optimizer/optimizer_config.py) and Megatron-Core's CPU offload of
 // its state (HybridDeviceOptimizer, optimizer/cpu_offloading/hybrid_optimizer.py).
 struct OptimizerConfig {
@@ -338,6 +355,7 @@ struct TrainingConfig {
   // --deterministic-mode: Gated DeltaNet runs Megatron-Core's torch-native chunked delta rule
   // and conv1d instead of the FLA kernels (gdn.py:69-72, 217-229).
   bool deterministic = false;
+  CrossEntropyConfig cross_entropy;
   CudaGraphConfig cuda_graph;
   // Megatron pads the vocab to a multiple of this times t (--make-vocab-size-divisible-by).
   int64_t make_vocab_size_divisible_by = 128;

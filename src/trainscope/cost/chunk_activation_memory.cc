@@ -28,21 +28,31 @@ int64_t SpTokens(const LayerOpContext& c) {
 // layer's input and is counted there.
 int64_t EmbeddingBytes(const LayerOpContext& c) { return Bytes(c.TokensPerRank(), 1, kInt64Bytes); }
 
-// Final norm (input, rstd, output = the output layer's local input, saved sharded under SP and
-// re-gathered, layers.py) and the vocab-parallel cross-entropy on fp32 logits, which saves the
-// fp32 softmax [S, V/t] plus the target mask and masked targets (cross_entropy.py:25-160).
-int64_t LmHeadBytes(const LayerOpContext& c) {
-  const int64_t sp = SpTokens(c), tokens = c.TokensPerRank();
-  const int64_t vocab = c.PaddedVocab() / c.training.parallel.tensor;
-  return Bytes(sp, 2 * c.model.hidden_size, kBf16Bytes) + Bytes(sp, 1, kFp32Bytes) +
-         Bytes(tokens, vocab, kFp32Bytes) + Bytes(tokens, 1, kBoolBytes + kInt64Bytes);
+// The tensor the vocab-parallel cross-entropy saves for its backward, per logit [S, V/t]: the fp32
+// softmax of the unfused and native fused paths (cross_entropy.py calculate_logits_max casts the
+// logits, exp_ and div_ work in place; fused_cross_entropy.py the same), TE's fp32 gradient
+// buffer, or, before TransformerEngine#3193, TE's gradient written over the bf16 logits.
+int64_t SavedLossBytesPerLogit(const LayerOpContext& c) {
+  const config::CrossEntropyConfig& ce = c.training.cross_entropy;
+  const bool te_in_place = !c.training.framework.TorchNative() && ce.loss_fusion &&
+                           ce.fusion_impl == config::CrossEntropyFusionImpl::kTe &&
+                           !ce.te_fp32_gradient;
+  return te_in_place ? kBf16Bytes : kFp32Bytes;
 }
 
-// The fp32 logits [S, V/t] that the vocab-parallel cross-entropy makes and keeps as its softmax
-// (cross_entropy.py calculate_logits_max casts them, exp_ and div_ work in place); part of
-// LmHeadBytes.
-int64_t Fp32LogitsBytes(const LayerOpContext& c) {
-  return Bytes(c.TokensPerRank(), c.PaddedVocab() / c.training.parallel.tensor, kFp32Bytes);
+// The saved loss tensor [S, V/t] (above); part of LmHeadBytes.
+int64_t SavedLossBytes(const LayerOpContext& c) {
+  return Bytes(c.TokensPerRank(), c.PaddedVocab() / c.training.parallel.tensor,
+               SavedLossBytesPerLogit(c));
+}
+
+// Final norm (input, rstd, output = the output layer's local input, saved sharded under SP and
+// re-gathered, layers.py), the loss's saved tensor and the target mask and masked targets
+// (cross_entropy.py:25-160).
+int64_t LmHeadBytes(const LayerOpContext& c) {
+  const int64_t sp = SpTokens(c), tokens = c.TokensPerRank();
+  return Bytes(sp, 2 * c.model.hidden_size, kBf16Bytes) + Bytes(sp, 1, kFp32Bytes) +
+         SavedLossBytes(c) + Bytes(tokens, 1, kBoolBytes + kInt64Bytes);
 }
 
 // The bf16 logits [S, V/t], alive next to their fp32 copy in forward and as the gradient cast
@@ -126,11 +136,11 @@ ChunkActivations ChunkActivationBytes(const LayerOpContext& c, const config::Mod
     out.moe_permute_bytes_per_micro_batch +=
         CheckedMul(KeptPermuteMapBytes(c, c.model.MtpLayerSpec(), moe_load_factor),
                    chunk.num_mtp_layers, kWhat);
-    out.logits_bytes_per_micro_batch += CheckedMul(Fp32LogitsBytes(c), chunk.num_mtp_layers, kWhat);
+    out.logits_bytes_per_micro_batch += CheckedMul(SavedLossBytes(c), chunk.num_mtp_layers, kWhat);
   }
   if (chunk.has_lm_head) {
     AddPart(out, "lm_head_loss", LmHeadBytes(c), 1);
-    out.logits_bytes_per_micro_batch += Fp32LogitsBytes(c);
+    out.logits_bytes_per_micro_batch += SavedLossBytes(c);
     if (LmHeadTransientBytes(c) >= transient) {
       transient = LmHeadTransientBytes(c);
       out.logits_working_set_bytes = transient;

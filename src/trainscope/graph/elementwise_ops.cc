@@ -13,6 +13,14 @@ void Kernel(OpSink& sink, OpRole role, const std::string& name, int64_t flops, i
   sink.Compute(name, role, flops, bytes);
 }
 
+EagerChainCost Times(const EagerChainCost& per_element, int64_t elements) {
+  return {.flops = per_element.flops * elements,
+          .forward_bytes = per_element.forward_bytes * elements,
+          .forward_launches = per_element.forward_launches,
+          .backward_bytes = per_element.backward_bytes * elements,
+          .backward_launches = per_element.backward_launches};
+}
+
 void EagerChain(OpSink& sink, OpRole role, const std::string& name, const EagerChainCost& cost) {
   if (sink.phase() == Phase::kBackward) {
     sink.Compute(name + ".backward", role, kElementwiseBackwardFactor * cost.flops,

@@ -72,6 +72,8 @@ struct EagerChainCost {
 // Appends `name` (forward and recompute) or `name.backward` with role `role` and `cost`; the
 // backward counts 2x the FLOPs.
 void EagerChain(OpSink& sink, OpRole role, const std::string& name, const EagerChainCost& cost);
+// A per-element cost scaled to `elements` elements (the launches stay as they are).
+[[nodiscard]] EagerChainCost Times(const EagerChainCost& per_element, int64_t elements);
 
 // torchtitan's PyTorch modules (graph/torch_native_ops.cc; docs/cost-model.md, "torchtitan"):
 // eager RMSNorm (norms.py RMSNorm: x.float(), pow, mean, rsqrt, scale, type_as, weight) over

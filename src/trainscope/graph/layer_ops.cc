@@ -196,8 +196,84 @@ void EmbeddingBackwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
   sink.Compute(prefix + ".wgrad", wgrad, 0, 2 * a);
 }
 
-// Output layer (ColumnParallelLinear, gather_output=False) and the unfused vocab-parallel
-// cross-entropy: 3 AR(tp) of s_c·b·4 bytes (cross_entropy.py:130, 146, 150).
+enum class CrossEntropyKind { kTorchNative, kUnfused, kNativeFused, kTe };
+
+CrossEntropyKind CrossEntropyKindOf(const LayerOpContext& c) {
+  if (c.training.framework.TorchNative()) return CrossEntropyKind::kTorchNative;
+  const config::CrossEntropyConfig& ce = c.training.cross_entropy;
+  if (!ce.loss_fusion) return CrossEntropyKind::kUnfused;
+  return ce.fusion_impl == config::CrossEntropyFusionImpl::kTe ? CrossEntropyKind::kTe
+                                                               : CrossEntropyKind::kNativeFused;
+}
+
+// Per logit [s_c·b, V/t], the three Megatron paths (language_module.py
+// compute_language_model_loss). Each saves an fp32 tensor of the logits' shape for the backward
+// (cost/chunk_activation_memory.cc LmHeadBytes).
+// - Unfused (cross_entropy.py _VocabParallelCrossEntropy): the fp32 copy 2+4, the max 4, the
+//   in-place subtract 4+4, exp 4+4, the sum 4 and the in-place divide into the softmax 4+4 = 38 B
+//   in 6 kernels; backward the in-place multiply by the per-token gradient 4+4 and autograd's
+//   cast back to the bf16 logits 4+2 = 14 B in 2 kernels.
+// - Native fused (fused_cross_entropy.py, jit_fuser): the cast fused with the max 2+4, subtract,
+//   exp and sum 4+4, the divide 4+4 = 22 B in 3 kernels; backward the target update, multiply and
+//   bf16 cast fused, 4+2 = 6 B in 2 kernels (the indexed update and the pointwise pass).
+// - TE (transformer_engine/pytorch/triton/cross_entropy.py cross_entropy_forward): the online
+//   softmax pass reads the bf16 logits 2, the loss kernel reads them again and writes the fp32
+//   gradient 2+4 = 8 B in 2 kernels; backward element_mul_kernel scales the gradient 4+4 and
+//   autograd casts it to bf16 4+2 = 14 B in 2 kernels. Before TransformerEngine#3193 the loss
+//   kernel wrote the gradient over the bf16 logits (2+2+2 = 6 B) and the backward scaled it in
+//   place (2+2 = 4 B, one kernel, no cast), saving the bf16 buffer instead of an fp32 one.
+// FLOPs (max, subtract, exp, sum, divide) are the same 5 per logit forward in each.
+constexpr internal::EagerChainCost kUnfusedLossPerLogit{.flops = 5,
+                                                        .forward_bytes = 38,
+                                                        .forward_launches = 6,
+                                                        .backward_bytes = 14,
+                                                        .backward_launches = 2};
+constexpr internal::EagerChainCost kNativeFusedLossPerLogit{.flops = 5,
+                                                            .forward_bytes = 22,
+                                                            .forward_launches = 3,
+                                                            .backward_bytes = 6,
+                                                            .backward_launches = 2};
+constexpr internal::EagerChainCost kTeLossPerLogit{.flops = 5,
+                                                   .forward_bytes = 8,
+                                                   .forward_launches = 2,
+                                                   .backward_bytes = 14,
+                                                   .backward_launches = 2};
+constexpr internal::EagerChainCost kTeInPlaceLossPerLogit{.flops = 5,
+                                                          .forward_bytes = 6,
+                                                          .forward_launches = 2,
+                                                          .backward_bytes = 4,
+                                                          .backward_launches = 1};
+
+// The loss kernels over `tokens` x `vocab` local logits: `name` forward, `name.backward` in the
+// backward.
+void CrossEntropy(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
+                  int64_t tokens, int64_t vocab) {
+  const OpRole role = KernelRole(OpKind::kLoss, block);
+  switch (CrossEntropyKindOf(c)) {
+    case CrossEntropyKind::kTorchNative:  // torchtitan: cross_entropy over an fp32 copy
+      internal::TorchCrossEntropy(sink, role, name, tokens, vocab);
+      return;
+    case CrossEntropyKind::kUnfused:
+      internal::EagerChain(sink, role, name, internal::Times(kUnfusedLossPerLogit, tokens * vocab));
+      return;
+    case CrossEntropyKind::kNativeFused:
+      internal::EagerChain(sink, role, name,
+                           internal::Times(kNativeFusedLossPerLogit, tokens * vocab));
+      return;
+    case CrossEntropyKind::kTe:
+      internal::EagerChain(
+          sink, role, name,
+          internal::Times(
+              c.training.cross_entropy.te_fp32_gradient ? kTeLossPerLogit : kTeInPlaceLossPerLogit,
+              tokens * vocab));
+      return;
+  }
+}
+
+// Output layer (ColumnParallelLinear, gather_output=False) and the vocab-parallel cross-entropy
+// with its TP reductions: unfused 3 AR of s_c·b·4 bytes (cross_entropy.py:130, 146, 150), native
+// fused 2 AR (the max, then target logit and exp sum concatenated), TE one all-gather of the
+// per-row (max, sum, target logit).
 void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
                        const std::string& prefix) {
   const int64_t vocab = c.PaddedVocab() / Tp(c), tokens = c.TokensPerRank();
@@ -210,14 +286,21 @@ void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
   sink.Gemm(prefix + ".output_layer", KernelRole(OpKind::kGemm, block, OpModule::kColumnLinear),
             tokens, vocab, c.model.hidden_size);
   sink.set_high_precision_gemms(false);
-  // torchtitan's loss runs over an fp32 copy of the logits; with TP its loss-parallel path
-  // reduces over the vocabulary shards like Megatron's.
-  if (c.training.framework.TorchNative()) {
-    internal::TorchCrossEntropy(sink, KernelRole(OpKind::kLoss, block), prefix + ".cross_entropy",
-                                tokens, vocab);
-  } else {
-    sink.Compute(prefix + ".cross_entropy", KernelRole(OpKind::kLoss, block), 5 * tokens * vocab,
-                 tokens * vocab * kFp32Bytes);
+  CrossEntropy(sink, c, block, prefix + ".cross_entropy", tokens, vocab);
+  // torchtitan's loss-parallel path reduces over the vocabulary shards like Megatron's unfused one.
+  const CrossEntropyKind kind = CrossEntropyKindOf(c);
+  if (kind == CrossEntropyKind::kTe) {  // the per-row (max, sum, target logit), gathered
+    sink.Comm(prefix + ".cross_entropy.ag_stats", CommRole(block, CommPurpose::kLossReduce),
+              Collective::kAllGather, GroupKind::kTp, Tp(c), Tp(c) * tokens * 3 * kFp32Bytes);
+    return;
+  }
+  if (kind == CrossEntropyKind::kNativeFused) {  // the max, then (target logit, exp sum) as one
+    sink.Comm(prefix + ".cross_entropy.ar_max", CommRole(block, CommPurpose::kLossReduce),
+              Collective::kAllReduce, GroupKind::kTp, Tp(c), tokens * kFp32Bytes);
+    sink.Comm(prefix + ".cross_entropy.ar_target_logit_exp_sum",
+              CommRole(block, CommPurpose::kLossReduce), Collective::kAllReduce, GroupKind::kTp,
+              Tp(c), 2 * tokens * kFp32Bytes);
+    return;
   }
   // The order (max, target logit, exp sum) is part of the contract (report/simai_blocks.cc).
   for (const char* what : {"max", "target_logit", "exp_sum"}) {
@@ -229,13 +312,7 @@ void LmHeadForwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
 void LmHeadBackwardInto(OpSink& sink, const LayerOpContext& c, OpBlock block,
                         const std::string& prefix) {
   const int64_t vocab = c.PaddedVocab() / Tp(c), tokens = c.TokensPerRank();
-  if (c.training.framework.TorchNative()) {
-    internal::TorchCrossEntropy(sink, KernelRole(OpKind::kLoss, block), prefix + ".cross_entropy",
-                                tokens, vocab);
-  } else {
-    sink.Compute(prefix + ".cross_entropy.backward", KernelRole(OpKind::kLoss, block),
-                 2 * tokens * vocab, 2 * tokens * vocab * kFp32Bytes);
-  }
+  CrossEntropy(sink, c, block, prefix + ".cross_entropy", tokens, vocab);
   sink.set_high_precision_gemms(!sink.fp8().output_proj);
   ColumnBackward(sink, c, block, prefix + ".output_layer", vocab, c.model.hidden_size,
                  c.ActivationBytes());

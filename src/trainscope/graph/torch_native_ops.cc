@@ -50,14 +50,6 @@ constexpr EagerChainCost kFp32LossPerLogit{.flops = 5,
                                            .backward_bytes = 22,
                                            .backward_launches = 3};
 
-EagerChainCost Times(const EagerChainCost& per_element, int64_t elements) {
-  return {.flops = per_element.flops * elements,
-          .forward_bytes = per_element.forward_bytes * elements,
-          .forward_launches = per_element.forward_launches,
-          .backward_bytes = per_element.backward_bytes * elements,
-          .backward_launches = per_element.backward_launches};
-}
-
 int64_t LocalHeads(const LayerOpContext& c) { return c.model.attention.num_heads / Tp(c); }
 
 }  // namespace

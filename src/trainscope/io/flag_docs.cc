@@ -251,6 +251,11 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--cpu-offloading", FlagGroup::kTraining, "", "offload activations to the host"},
     {"--deterministic-mode", FlagGroup::kTraining, "",
      "Megatron's deterministic mode (GDN: torch-native chunked delta rule, fp32)"},
+    {"--cross-entropy-loss-fusion", FlagGroup::kTraining, "",
+     "fused vocab-parallel cross-entropy (default off: eager torch ops on fp32 logits)"},
+    {"--cross-entropy-fusion-impl", FlagGroup::kTraining, "native|te",
+     "the fused cross-entropy: Megatron's jit-fused kernels or TE's Triton kernels (default "
+     "native)"},
     {"--enable-cuda-graph", FlagGroup::kTraining, "",
      "Megatron's per-layer CUDA graphs (deprecated spelling of --cuda-graph-impl local)"},
     {"--external-cuda-graph", FlagGroup::kTraining, "",

@@ -124,7 +124,6 @@ constexpr std::string_view kIgnoredFlags[] = {
     "--manual-gc",
     "--manual-gc-interval",
     "--no-gradient-accumulation-fusion",
-    "--cross-entropy-loss-fusion",
     "--no-rope-fusion",
     "--log-throughput",
     "--timing-log-level",

@@ -277,6 +277,12 @@ std::vector<FlagSpec> TrainingFlags() {
       Switch({"--cpu-offloading"}, true, [](R& r) -> bool& { return r.training.cpu_offloading; }),
       Switch({"--deterministic-mode"}, true,
              [](R& r) -> bool& { return r.training.deterministic; }),
+      Switch({"--cross-entropy-loss-fusion"}, true,
+             [](R& r) -> bool& { return r.training.cross_entropy.loss_fusion; }),
+      Choice({"--cross-entropy-fusion-impl"}, config::kCrossEntropyFusionImplNames,
+             [](R& r) -> config::CrossEntropyFusionImpl& {
+               return r.training.cross_entropy.fusion_impl;
+             }),
       Switch({"--enable-cuda-graph"}, true,
              [](R& r) -> bool& { return r.training.cuda_graph.enable_cuda_graph; }),
       Switch({"--external-cuda-graph"}, true,
