@@ -207,8 +207,8 @@ CrossEntropyKind CrossEntropyKindOf(const LayerOpContext& c) {
 }
 
 // Per logit [s_c·b, V/t], the three Megatron paths (language_module.py
-// compute_language_model_loss). Each saves an fp32 tensor of the logits' shape for the backward
-// (cost/chunk_activation_memory.cc LmHeadBytes).
+// compute_language_model_loss). Each saves a tensor of the logits' shape for the backward, fp32
+// but for TE's in-place variant (cost/chunk_activation_memory.cc SavedLossBytesPerLogit).
 // - Unfused (cross_entropy.py _VocabParallelCrossEntropy): the fp32 copy 2+4, the max 4, the
 //   in-place subtract 4+4, exp 4+4, the sum 4 and the in-place divide into the softmax 4+4 = 38 B
 //   in 6 kernels; backward the in-place multiply by the per-token gradient 4+4 and autograd's
@@ -249,25 +249,22 @@ constexpr internal::EagerChainCost kTeInPlaceLossPerLogit{.flops = 5,
 void CrossEntropy(OpSink& sink, const LayerOpContext& c, OpBlock block, const std::string& name,
                   int64_t tokens, int64_t vocab) {
   const OpRole role = KernelRole(OpKind::kLoss, block);
+  const internal::EagerChainCost* per_logit = &kUnfusedLossPerLogit;
   switch (CrossEntropyKindOf(c)) {
     case CrossEntropyKind::kTorchNative:  // torchtitan: cross_entropy over an fp32 copy
       internal::TorchCrossEntropy(sink, role, name, tokens, vocab);
       return;
     case CrossEntropyKind::kUnfused:
-      internal::EagerChain(sink, role, name, internal::Times(kUnfusedLossPerLogit, tokens * vocab));
-      return;
+      break;
     case CrossEntropyKind::kNativeFused:
-      internal::EagerChain(sink, role, name,
-                           internal::Times(kNativeFusedLossPerLogit, tokens * vocab));
-      return;
+      per_logit = &kNativeFusedLossPerLogit;
+      break;
     case CrossEntropyKind::kTe:
-      internal::EagerChain(
-          sink, role, name,
-          internal::Times(
-              c.training.cross_entropy.te_fp32_gradient ? kTeLossPerLogit : kTeInPlaceLossPerLogit,
-              tokens * vocab));
-      return;
+      per_logit =
+          c.training.cross_entropy.te_fp32_gradient ? &kTeLossPerLogit : &kTeInPlaceLossPerLogit;
+      break;
   }
+  internal::EagerChain(sink, role, name, internal::Times(*per_logit, tokens * vocab));
 }
 
 // Output layer (ColumnParallelLinear, gather_output=False) and the vocab-parallel cross-entropy
