@@ -223,26 +223,18 @@ CrossEntropyKind CrossEntropyKindOf(const LayerOpContext& c) {
 //   kernel wrote the gradient over the bf16 logits (2+2+2 = 6 B) and the backward scaled it in
 //   place (2+2 = 4 B, one kernel, no cast), saving the bf16 buffer instead of an fp32 one.
 // FLOPs (max, subtract, exp, sum, divide) are the same 5 per logit forward in each.
-constexpr internal::EagerChainCost kUnfusedLossPerLogit{.flops = 5,
-                                                        .forward_bytes = 38,
-                                                        .forward_launches = 6,
-                                                        .backward_bytes = 14,
-                                                        .backward_launches = 2};
-constexpr internal::EagerChainCost kNativeFusedLossPerLogit{.flops = 5,
-                                                            .forward_bytes = 22,
-                                                            .forward_launches = 3,
-                                                            .backward_bytes = 6,
-                                                            .backward_launches = 2};
-constexpr internal::EagerChainCost kTeLossPerLogit{.flops = 5,
-                                                   .forward_bytes = 8,
-                                                   .forward_launches = 2,
-                                                   .backward_bytes = 14,
-                                                   .backward_launches = 2};
-constexpr internal::EagerChainCost kTeInPlaceLossPerLogit{.flops = 5,
-                                                          .forward_bytes = 6,
-                                                          .forward_launches = 2,
-                                                          .backward_bytes = 4,
-                                                          .backward_launches = 1};
+constexpr internal::EagerChainCost LossPerLogit(int64_t forward_bytes, int64_t forward_launches,
+                                                int64_t backward_bytes, int64_t backward_launches) {
+  return {.flops = 5,
+          .forward_bytes = forward_bytes,
+          .forward_launches = forward_launches,
+          .backward_bytes = backward_bytes,
+          .backward_launches = backward_launches};
+}
+constexpr internal::EagerChainCost kUnfusedLossPerLogit = LossPerLogit(38, 6, 14, 2);
+constexpr internal::EagerChainCost kNativeFusedLossPerLogit = LossPerLogit(22, 3, 6, 2);
+constexpr internal::EagerChainCost kTeLossPerLogit = LossPerLogit(8, 2, 14, 2);
+constexpr internal::EagerChainCost kTeInPlaceLossPerLogit = LossPerLogit(6, 2, 4, 1);
 
 // The loss kernels over `tokens` x `vocab` local logits: `name` forward, `name.backward` in the
 // backward.
