@@ -319,6 +319,10 @@ struct CrossEntropyConfig {
   // (merged 2026-07-08); before, they overwrote the bf16 logits with it. Not a Megatron flag: the
   // Transformer Engine release decides (the calibration sets it per container).
   bool te_fp32_gradient = true;
+  // TE's kernels before #3193: the gradient written over the bf16 logits, which are saved.
+  [[nodiscard]] bool TeInPlace() const {
+    return loss_fusion && fusion_impl == CrossEntropyFusionImpl::kTe && !te_fp32_gradient;
+  }
   friend bool operator==(const CrossEntropyConfig&, const CrossEntropyConfig&) = default;
 };
 

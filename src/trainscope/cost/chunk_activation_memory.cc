@@ -33,10 +33,8 @@ int64_t EmbeddingBytes(const LayerOpContext& c) { return Bytes(c.TokensPerRank()
 // logits, exp_ and div_ work in place; fused_cross_entropy.py the same), TE's fp32 gradient
 // buffer, or, before TransformerEngine#3193, TE's gradient written over the bf16 logits.
 int64_t SavedLossBytesPerLogit(const LayerOpContext& c) {
-  const config::CrossEntropyConfig& ce = c.training.cross_entropy;
-  const bool te_in_place = !c.training.framework.TorchNative() && ce.loss_fusion &&
-                           ce.fusion_impl == config::CrossEntropyFusionImpl::kTe &&
-                           !ce.te_fp32_gradient;
+  const bool te_in_place =
+      !c.training.framework.TorchNative() && c.training.cross_entropy.TeInPlace();
   return te_in_place ? kBf16Bytes : kFp32Bytes;
 }
 
