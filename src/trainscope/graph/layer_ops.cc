@@ -252,8 +252,7 @@ void CrossEntropy(OpSink& sink, const LayerOpContext& c, OpBlock block, const st
       per_logit = &kNativeFusedLossPerLogit;
       break;
     case CrossEntropyKind::kTe:
-      per_logit =
-          c.training.cross_entropy.te_fp32_gradient ? &kTeLossPerLogit : &kTeInPlaceLossPerLogit;
+      per_logit = c.training.cross_entropy.TeInPlace() ? &kTeInPlaceLossPerLogit : &kTeLossPerLogit;
       break;
   }
   internal::EagerChain(sink, role, name, internal::Times(*per_logit, tokens * vocab));
