@@ -5,6 +5,7 @@
 #include <cctype>
 #include <string_view>
 
+#include "calibration_rows.h"
 #include "trainscope/config/pipeline_layout.h"
 
 namespace trainscope::bench {
@@ -400,6 +401,34 @@ std::string ContainerOf(const io::CalibrationRow& row) {
     }
   }
   return "";
+}
+
+std::optional<std::string> CorrectPublishedLayout(const std::string& preset, const std::string& gpu,
+                                                  io::CalibrationRow& row) {
+  // GPT-OSS-120B in the 25.11 tables (docs/performance-summary-archive.md, "25.11 NeMo
+  // Container"), whose scripts are Megatron-Bridge v0.2.0 (scripts/performance/configs/gpt_oss/
+  // workload_base_configs.py: every layout starts from EP 8, GBS 512, MBS 1).
+  if (preset != "GPT-OSS-120B" || ContainerOf(row) != "25.11" ||
+      PrecisionOf(Lower(row.precision)) != Precision::kBf16 || row.num_gpus != 64) {
+    return std::nullopt;
+  }
+  // DGX-H100: the table prints PP 4, MBS 4 and GA 2 at GBS 512, which cannot hold together
+  // (PP 4 leaves DP 16, so MBS 4 needs GA 8); GPT_OSS_120B_H100_BF16_BASE_CONFIG sets PP 4 and
+  // keeps the base's MBS 1.
+  if (gpu == "H100" && row.pp == 4 && row.mbs == 4 && row.gbs == 512) {
+    row.mbs = 1;
+    return "layout from the 25.11 recipe: MBS 1 (the table's PP 4, MBS 4, GA 2 contradict "
+           "each other; v0.2.0 GPT_OSS_120B_H100_BF16_BASE_CONFIG)";
+  }
+  // DGX-B200: the table prints EP 8; GPT_OSS_120B_B200_BF16_BASE_CONFIG sets EP 64, and the
+  // row's 8,213 tokens/s/GPU is what the 26.02 table measured for that recipe at EP 64 (8,047),
+  // not what EP 8 reached from the 26.04 tables on (13,045 to 13,722).
+  if (gpu == "B200" && row.pp == 1 && row.ep == 8 && row.mbs == 4) {
+    row.ep = 64;
+    return "layout from the 25.11 recipe: EP 64 (the table prints EP 8; v0.2.0 "
+           "GPT_OSS_120B_B200_BF16_BASE_CONFIG)";
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std::string& gpu,

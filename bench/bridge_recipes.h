@@ -38,6 +38,15 @@ namespace trainscope::bench {
                                                          config::TrainingConfig& training,
                                                          const std::string& container = "");
 
+// Corrects a published row whose layout the performance scripts of its own release contradict,
+// in place, and returns the assumption line; nullopt leaves the row as published. Only rows
+// with two independent witnesses are corrected: the release's recipe file and either the
+// table's own arithmetic or the measured throughput of the recipe's layout in a later table.
+// `preset` and `gpu` are the row's presets; the container is read from the row.
+[[nodiscard]] std::optional<std::string> CorrectPublishedLayout(const std::string& preset,
+                                                                const std::string& gpu,
+                                                                io::CalibrationRow& row);
+
 // The NeMo container a row names ("NeMo container 25.11" in its notes, "(26.06.01)" in its
 // source: "25.11", "26.06"), or "" when it names none.
 [[nodiscard]] std::string ContainerOf(const io::CalibrationRow& row);

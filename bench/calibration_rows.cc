@@ -421,7 +421,12 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
     c.assumptions.push_back("full recompute; the paper's FLOPs include the recompute pass");
   }
   if (!row.gbs && !NumberAfter(row.notes, "LBS")) return {std::nullopt, "no global batch size"};
-  c.training = BaseTraining(c.model, row, c.assumptions);
+  if (c.source_family == "megatron-bridge") {
+    if (std::optional<std::string> fix = CorrectPublishedLayout(c.preset, c.gpu, c.row)) {
+      c.assumptions.push_back(std::move(*fix));
+    }
+  }
+  c.training = BaseTraining(c.model, c.row, c.assumptions);
   config::TrainingConfig& t = c.training;
   // Megatron-Bridge performance recipes overlap DP and TP communication.
   t.data_parallel.overlap_grad_reduce = true;

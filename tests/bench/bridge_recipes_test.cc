@@ -265,5 +265,44 @@ TEST(BridgeRecipesTest, QwenRowsOfOlderContainersRunThatContainersRecipe) {
   EXPECT_TRUE(b200.cuda_graph.modules.empty());
 }
 
+TEST(BridgeRecipesTest, GptOss2511RowsRunTheirReleasesRecipeLayout) {
+  // docs/performance-summary-archive.md, 25.11 tables, against Megatron-Bridge v0.2.0
+  // scripts/performance/configs/gpt_oss/workload_base_configs.py.
+  io::CalibrationRow published;
+  published.notes = "Pre-Training perf; NeMo container 25.11; FSDP=0; GA=2";
+  published.precision = "BF16";
+  published.num_gpus = 64;
+  published.gbs = 512;
+  published.mbs = 4;
+  published.pp = 4;
+  published.ep = 8;
+  io::CalibrationRow h100 = published;
+  // 64 / PP 4 = DP 16, and 512 / (16 x 4) = 8, not the printed GA 2; the recipe keeps MBS 1.
+  ASSERT_TRUE(CorrectPublishedLayout("GPT-OSS-120B", "H100", h100).has_value());
+  EXPECT_EQ(h100.mbs, 1);
+  EXPECT_EQ(h100.pp, 4);
+  EXPECT_EQ(h100.ep, 8);
+  // The B200 row prints EP 8; GPT_OSS_120B_B200_BF16_BASE_CONFIG sets EP 64.
+  io::CalibrationRow b200 = published;
+  b200.pp = 1;
+  ASSERT_TRUE(CorrectPublishedLayout("GPT-OSS-120B", "B200", b200).has_value());
+  EXPECT_EQ(b200.ep, 64);
+  EXPECT_EQ(b200.mbs, 4);
+  // Any other container, precision or model keeps its published layout.
+  for (const char* notes : {"NeMo container 26.02", "NeMo container 26.04.01"}) {
+    io::CalibrationRow later = published;
+    later.notes = notes;
+    const io::CalibrationRow before = later;
+    EXPECT_FALSE(CorrectPublishedLayout("GPT-OSS-120B", "H100", later).has_value());
+    EXPECT_EQ(later, before);
+  }
+  io::CalibrationRow fp8 = published;
+  fp8.precision = "FP8-CS";
+  EXPECT_FALSE(CorrectPublishedLayout("GPT-OSS-120B", "H100", fp8).has_value());
+  io::CalibrationRow other = published;
+  EXPECT_FALSE(CorrectPublishedLayout("DeepSeek-V3", "H100", other).has_value());
+  EXPECT_EQ(other.mbs, 4);
+}
+
 }  // namespace
 }  // namespace trainscope::bench
