@@ -7,6 +7,7 @@
 // QKV), the point is their mean.
 #include "trainscope/cost/attention_efficiency.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -158,7 +159,45 @@ double EqualHeadDimFactor(double head_dim, AttentionArch arch) {
   return at_256;
 }
 
+// Fixed cost per query tile of a sliding-window kernel, in tile-times of the same GPU's causal
+// plateau at the kernel's head dim, {forward, backward}. Measured with cuDNN's SDPA benchmark
+// (NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training, results/gpt_oss), BF16, head dim 64,
+// top-left causal band: per point k0 = time / (query tiles · tile time) − visited tiles, where a
+// tile time is 4·128²·64 FLOPs forward (2.5 times that backward, the benchmark's own count) at the
+// causal plateau = the same GPU's measured Llama-3.1-shape causal throughput at 16k tokens, head
+// dim 128 (results/llama3.1), times kHeadDim64; the mean over 2k / 4k / 8k / 16k tokens (the
+// 32k forward points, 3.2 times the 16k time for twice the tokens, are left out).
+// - Blackwell: GB200, cuDNN 9.22 (2026-04-24), batch 2, 128 heads, window 128 (2 tiles visited):
+//   forward 0.109 / 0.210 / 0.414 / 0.822 ms against 1708 TFLOP/s, k0 5.27 / 5.01 / 4.91 / 4.86;
+//   backward 0.237 / 0.465 / 0.911 / 1.818 ms against 1328, k0 2.92 / 2.83 / 2.73 / 2.72.
+// - Blackwell Ultra: GB300, same run: forward 0.104 / 0.202 / 0.397 / 0.790 ms against 1915,
+//   k0 5.78 / 5.56 / 5.43 / 5.39; backward 0.227 / 0.442 / 0.862 / 1.712 ms against 1507,
+//   k0 3.35 / 3.21 / 3.08 / 3.04.
+// - Hopper: H200, cuDNN 9.19 (results/h200_919_only_cudnn, 2026-02-27), batch 2, 64 / 8 heads,
+//   window 1024 (9 tiles visited): forward 0.166 / 0.358 / 0.738 / 1.499 ms against 673,
+//   k0 −0.27 / 0.41 / 0.70 / 0.85; backward 0.488 / 1.042 / 2.149 / 4.392 ms against 579,
+//   k0 −0.17 / 0.43 / 0.72 / 0.94.
+constexpr std::array<double, 2> kWindowTileOverheadBlackwell = {5.011, 2.797};
+constexpr std::array<double, 2> kWindowTileOverheadUltra = {5.539, 3.167};
+constexpr std::array<double, 2> kWindowTileOverheadHopper = {0.425, 0.480};
+
 }  // namespace
+
+double AttentionWindowFactor(int64_t pairs, int64_t query_rows, int64_t window, AttentionArch arch,
+                             bool forward) {
+  TRAINSCOPE_CHECK(pairs >= 1 && query_rows >= 1 && window >= 1,
+                   "sliding-window pairs, query rows and window must be >= 1");
+  const std::array<double, 2>& overhead =
+      arch == AttentionArch::kBlackwellUltra ? kWindowTileOverheadUltra
+      : arch == AttentionArch::kBlackwell    ? kWindowTileOverheadBlackwell
+                                             : kWindowTileOverheadHopper;
+  constexpr int64_t b = kWindowTileRows;
+  const double query_tiles = static_cast<double>((query_rows + b - 1) / b);
+  const double visited = static_cast<double>((window - 1 + b - 1) / b + 1);
+  const double tile_pairs = static_cast<double>(b * b);
+  const double charged = query_tiles * (visited + overhead[forward ? 0 : 1]) * tile_pairs;
+  return std::min(1.0, static_cast<double>(pairs) / charged);
+}
 
 // FlashAttention-2 against cuDNN on H100 SXM5, BF16/FP16, head dim 128, batch x sequence 16k
 // tokens (FlashAttention-3 paper, Shah et al. 2024, arXiv:2407.08608, Figure 5 (d): forward with

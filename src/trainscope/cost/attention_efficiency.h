@@ -51,6 +51,19 @@ enum class AttentionArch { kHopperOrOlder, kBlackwell, kBlackwellUltra };
 [[nodiscard]] double AttentionFp8Factor(AttentionArch arch, graph::AttentionPrecision precision,
                                         bool mla, bool forward);
 
+// Throughput of a sliding-window kernel on the `pairs` inside its band, against a causal kernel on
+// the same GPU at its plateau (occupancy 1, which the many query tiles of a windowed kernel
+// reach). The kernel walks each tile of kWindowTileRows query rows across the key tiles the band
+// touches, ceil((w − 1)/B) + 1 of B keys each, with the band's edges masked inside them, and pays
+// a fixed cost per query tile measured in tile-times per generation and direction (prologue,
+// epilogue, the output and softmax-statistics writes):
+//   factor = pairs / (ceil(query_rows / B) · (ceil((w − 1)/B) + 1 + k0) · B²), at most 1.
+// The measurements behind k0 and their sources are in attention_efficiency.cc and
+// docs/cost-model.md ("Sliding-window attention"). Preconditions (checked): all counts >= 1.
+inline constexpr int64_t kWindowTileRows = 128;
+[[nodiscard]] double AttentionWindowFactor(int64_t pairs, int64_t query_rows, int64_t window,
+                                           AttentionArch arch, bool forward);
+
 // Attention throughput of `arch` against Blackwell at the same peak: > 1 on Blackwell Ultra,
 // whose doubled exponential rate speeds the softmax (forward more than backward); 1 otherwise.
 [[nodiscard]] double AttentionArchFactor(AttentionArch arch, bool forward);

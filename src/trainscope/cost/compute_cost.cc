@@ -57,9 +57,15 @@ void RequirePositiveRate(double rate, const config::GpuSpec& gpu, const char* ke
   }
 }
 
-// What the GPU generation changes in an attention kernel's throughput: its head-dim factor
-// (measured per generation) and the generation's own factor (cost/attention_efficiency.h); 1
-// for other kernels.
+// Whether `op` is a sliding-window attention kernel priced by the tiles it visits.
+bool WindowTiled(const graph::Op& op, const ComputeEfficiency& eff) {
+  return eff.attention_window_tiles && op.attention_window > 0 && op.attention_query_rows > 0 &&
+         op.attention_pairs > 0;
+}
+
+// What the GPU generation changes in an attention kernel's throughput: its head-dim factor and,
+// for a sliding-window kernel, its tile factor (both measured per generation), and the
+// generation's own factor (cost/attention_efficiency.h); 1 for other kernels.
 double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const config::GpuSpec& gpu,
                           const ComputeEfficiency& eff) {
   if (kernel_class != KernelClass::kAttentionForward &&
@@ -72,7 +78,11 @@ double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const c
       eff.attention_head_dim && op.attention_qk_head_dim > 0 && op.attention_v_head_dim > 0
           ? AttentionHeadDimFactor(op.attention_qk_head_dim, op.attention_v_head_dim, forward, arch)
           : 1.0;
-  return head_dim * AttentionArchFactor(arch, forward) *
+  const double window = WindowTiled(op, eff)
+                            ? AttentionWindowFactor(op.attention_pairs, op.attention_query_rows,
+                                                    op.attention_window, arch, forward)
+                            : 1.0;
+  return head_dim * window * AttentionArchFactor(arch, forward) *
          AttentionKernelFactor(op.attention_kernel, gpu.compute_capability, forward) *
          AttentionFp8Factor(arch, op.attention_precision,
                             IsMlaHeadDims(op.attention_qk_head_dim, op.attention_v_head_dim),
@@ -171,9 +181,10 @@ KernelClass ClassifyKernel(const graph::Op& op) {
 
 namespace {
 
-// The attention kernel's occupancy factor on its plateau: 1 when switched off or unknown.
+// The attention kernel's occupancy factor on its plateau: 1 when switched off or unknown, and for
+// a sliding-window kernel priced by its tiles (AttentionGpuFactor).
 double AttentionShape(const graph::Op& op, const ComputeEfficiency& eff, bool forward) {
-  return eff.attention_occupancy && op.attention_pairs > 0
+  return eff.attention_occupancy && op.attention_pairs > 0 && !WindowTiled(op, eff)
              ? AttentionOccupancy(op.attention_pairs, forward)
              : 1.0;
 }

@@ -118,6 +118,10 @@ struct ComputeEfficiency {
   // AttentionHeadDimFactor), or not. The generation's own factor (AttentionArchFactor, Blackwell
   // Ultra's faster softmax) applies either way.
   bool attention_head_dim = true;
+  // Whether a sliding-window kernel pays the key tiles its band touches and a fixed cost per
+  // query tile (cost/attention_efficiency.h AttentionWindowFactor, in place of the occupancy
+  // curve), or runs like a causal kernel of its exact pairs.
+  bool attention_window_tiles = true;
   // Chunked gated delta rule, fraction of the BF16 peak against the dense chunked FLOP count of
   // graph "gdn.kernel" (FLA chunk_gated_delta_rule, counted step by step). QwenLM/FlashQLA
   // benchmark/benchmark_results_H200.txt (fla 0.5.1, tilelang 0.1.9, CUDA graphs), Qwen3.5-35B

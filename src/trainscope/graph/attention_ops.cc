@@ -224,7 +224,9 @@ void CpAfterCore(OpSink& sink, const LayerOpContext& c, int64_t layer, bool back
 // sequence; without a length distribution a micro-batch is b sequences of length s, which equals
 // BSHD. A sliding-window layer (window w < s) attends Σ_i min(i+1, w) = w·s − w(w−1)/2 query-key
 // pairs instead of the causal s²/2, and the kernel skips the masked blocks, so the FLOPs scale
-// by that ratio: 4·b·(n/t)·d_h·(w·s − w(w−1)/2)/c.
+// by that ratio: 4·b·(n/t)·d_h·(w·s − w(w−1)/2)/c. Its band (w and the b·(n/t)·s/c query rows)
+// goes with the op: the tiles the kernel visits along the band cost more than those pairs
+// (cost/attention_efficiency.h AttentionWindowFactor).
 // Bytes: read Q, K, V, write O (local heads).
 void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   const config::AttentionConfig& a = c.model.attention;
@@ -237,8 +239,10 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   int64_t pairs = b * local_heads * s * (s / Cp(c)) / 2;
   const auto layer = static_cast<size_t>(sink.layer());
   const int64_t w = a.sliding_window;
+  AttentionBand band;
   if (layer < c.model.layers.size() && c.model.layers[layer].sliding && w < s) {
     pairs = b * local_heads * (w * s - w * (w - 1) / 2) / Cp(c);
+    band = {.window = w, .query_rows = b * local_heads * (s / Cp(c))};
   }
   const int64_t flops = 2 * qk_plus_v * pairs;
   const CpSizes sz = AttentionCpSizes(c);
@@ -258,7 +262,8 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
                  multiplier * (2 * sz.q_bytes + 2 * sz.kv_bytes), pairs, a.head_dim,
                  c.CoreValueHeadDim(),
                  c.training.framework.TorchNative() ? AttentionKernel::kTorchSdpaFlash
-                                                    : AttentionKernel::kTeFused);
+                                                    : AttentionKernel::kTeFused,
+                 band);
 }
 
 void AttentionForward(OpSink& sink, const LayerOpContext& c) {

@@ -144,6 +144,12 @@ enum class AttentionPrecision { kBf16, kFp8PerTensor, kMxfp8 };
 // Megatron-Core's frameworks) or PyTorch's F.scaled_dot_product_attention, whose flash backend is
 // FlashAttention-2 (torchtitan).
 enum class AttentionKernel { kTeFused, kTorchSdpaFlash };
+// A sliding-window attention kernel's band: keys per query and the query rows it tiles
+// (Op::attention_window, Op::attention_query_rows); zeros for causal or full attention.
+struct AttentionBand {
+  int64_t window = 0;
+  int64_t query_rows = 0;
+};
 
 // What an op is, set by the graph builders next to its name.
 struct OpRole {
@@ -195,6 +201,11 @@ struct Op {
   // its throughput against head dim 128 (cost/attention_efficiency.h AttentionHeadDimFactor).
   int64_t attention_qk_head_dim = 0;
   int64_t attention_v_head_dim = 0;
+  // OpKind::kAttentionCore of a sliding-window layer: keys each query attends (the band width
+  // w), and the query rows the kernel tiles (b·h_local·s_local); 0 for causal or full attention.
+  // They set the tiles the kernel visits (cost/attention_efficiency.h AttentionWindowFactor).
+  int64_t attention_window = 0;
+  int64_t attention_query_rows = 0;
   AttentionPrecision attention_precision = AttentionPrecision::kBf16;
   AttentionKernel attention_kernel = AttentionKernel::kTeFused;
   // Host launches the op issues, in units of one eager PyTorch kernel launch (graph/op_sink.h

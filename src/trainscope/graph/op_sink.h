@@ -89,15 +89,18 @@ class OpSink {
     ops_.back().num_host_syncs = num_syncs;
   }
   // A core-attention kernel computing `pairs` (query, key) pairs over its batch and heads, of
-  // query/key head dim `qk_head_dim` and value head dim `v_head_dim`.
+  // query/key head dim `qk_head_dim` and value head dim `v_head_dim`; `band` is its sliding
+  // window, default none (causal or full).
   void Attention(std::string name, OpRole role, int64_t flops, int64_t bytes, int64_t pairs,
                  int64_t qk_head_dim, int64_t v_head_dim,
-                 AttentionKernel kernel = AttentionKernel::kTeFused) {
+                 AttentionKernel kernel = AttentionKernel::kTeFused, AttentionBand band = {}) {
     Compute(std::move(name), role, flops, bytes);
     ops_.back().attention_kernel = kernel;
     ops_.back().attention_pairs = pairs;
     ops_.back().attention_qk_head_dim = qk_head_dim;
     ops_.back().attention_v_head_dim = v_head_dim;
+    ops_.back().attention_window = band.window;
+    ops_.back().attention_query_rows = band.query_rows;
     ops_.back().attention_precision = AttentionPrecisionOf(fp8_);
   }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
