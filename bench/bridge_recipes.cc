@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cctype>
 #include <string_view>
 
@@ -403,30 +404,69 @@ std::string ContainerOf(const io::CalibrationRow& row) {
   return "";
 }
 
+namespace {
+
+// A layout one release's table printed and the layout its scripts ran (run_* 0: the printed
+// column stands). A printed VP of 1 and none are the same.
+struct PrintedLayoutFix {
+  std::string_view preset;
+  std::string_view container;
+  std::string_view gpu;
+  std::string_view precision;   // the row's precision column, lower case
+  int64_t tp, pp, vp, ep, mbs;  // as printed
+  int64_t run_pp, run_vp, run_mbs, run_ep;
+  std::string_view why;
+};
+
+// Every entry has two witnesses, the release's recipe file and either the printed columns' own
+// arithmetic or the measured throughput of the recipe's layout in neighbouring tables
+// (docs/performance-summary-archive.md; containers map to releases as in ApplyOlder*).
+constexpr std::array<PrintedLayoutFix, 4> kPrintedLayoutFixes = {{
+    // 25.11 = v0.2.0, scripts/performance/configs/gpt_oss/workload_base_configs.py: every layout
+    // starts from EP 8, GBS 512, MBS 1. H100: PP 4 leaves DP 16, so the printed MBS 4 at GBS 512
+    // needs GA 8, not the printed 2; GPT_OSS_120B_H100_BF16_BASE_CONFIG keeps MBS 1.
+    {"GPT-OSS-120B", "25.11", "H100", "bf16", 1, 4, 1, 8, 4, 0, 0, 1, 0,
+     "MBS 1 (the table's PP 4, MBS 4, GA 2 contradict each other; v0.2.0 "
+     "GPT_OSS_120B_H100_BF16_BASE_CONFIG)"},
+    // B200: GPT_OSS_120B_B200_BF16_BASE_CONFIG sets EP 64; the row's 8,213 tokens/s/GPU is what
+    // the 26.02 table measured for that recipe at EP 64 (8,047), not what EP 8 reached from the
+    // 26.04 tables on (13,045 to 13,722).
+    {"GPT-OSS-120B", "25.11", "B200", "bf16", 1, 1, 1, 8, 4, 0, 0, 0, 64,
+     "EP 64 (the table prints EP 8; v0.2.0 GPT_OSS_120B_B200_BF16_BASE_CONFIG)"},
+    // 26.02.01 = v0.3.1, scripts/performance/configs/llama/llama3_workload_base_configs.py:
+    // LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2 and _NVFP4_V2 are PP 4, VP 5 with the base's
+    // MBS 1, as in 26.02 and 26.04. MXFP8: the printed PP 4 without interleaving at MBS 2 runs
+    // 8 micro-batches, a 3/11 pipeline bubble, yet the row's 4,798 tokens/s/GPU lies among the
+    // VP 5, MBS 1 rows of 26.02, 26.04 and 26.04.01 (4,596, 4,742, 4,864).
+    {"Llama-3-70B", "26.02.01", "GB300", "mxfp8", 1, 4, 1, 1, 2, 4, 5, 1, 0,
+     "PP 4, VP 5, MBS 1 (the table prints no VP and MBS 2; v0.3.1 "
+     "LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2)"},
+    // NVFP4: the printed TP 1, PP 1 without FSDP holds all 70.6 B parameters on every GPU, bf16
+    // weights (141 GB) and fp32 main gradients (282 GB) alone over the 288 GB; the row's 7,002
+    // lies among the VP 5 rows of 26.02, 26.04 and 26.04.01 (6,798, 7,397, 7,296).
+    {"Llama-3-70B", "26.02.01", "GB300", "nvfp4", 1, 1, 1, 1, 2, 4, 5, 1, 0,
+     "PP 4, VP 5, MBS 1 (the table prints PP 1 without FSDP and MBS 2, which does not fit; "
+     "v0.3.1 LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V2)"},
+}};
+
+}  // namespace
+
 std::optional<std::string> CorrectPublishedLayout(const std::string& preset, const std::string& gpu,
                                                   io::CalibrationRow& row) {
-  // GPT-OSS-120B in the 25.11 tables (docs/performance-summary-archive.md, "25.11 NeMo
-  // Container"), whose scripts are Megatron-Bridge v0.2.0 (scripts/performance/configs/gpt_oss/
-  // workload_base_configs.py: every layout starts from EP 8, GBS 512, MBS 1).
-  if (preset != "GPT-OSS-120B" || ContainerOf(row) != "25.11" ||
-      PrecisionOf(Lower(row.precision)) != Precision::kBf16 || row.num_gpus != 64) {
-    return std::nullopt;
-  }
-  // DGX-H100: the table prints PP 4, MBS 4 and GA 2 at GBS 512, which cannot hold together
-  // (PP 4 leaves DP 16, so MBS 4 needs GA 8); GPT_OSS_120B_H100_BF16_BASE_CONFIG sets PP 4 and
-  // keeps the base's MBS 1.
-  if (gpu == "H100" && row.pp == 4 && row.mbs == 4 && row.gbs == 512) {
-    row.mbs = 1;
-    return "layout from the 25.11 recipe: MBS 1 (the table's PP 4, MBS 4, GA 2 contradict "
-           "each other; v0.2.0 GPT_OSS_120B_H100_BF16_BASE_CONFIG)";
-  }
-  // DGX-B200: the table prints EP 8; GPT_OSS_120B_B200_BF16_BASE_CONFIG sets EP 64, and the
-  // row's 8,213 tokens/s/GPU is what the 26.02 table measured for that recipe at EP 64 (8,047),
-  // not what EP 8 reached from the 26.04 tables on (13,045 to 13,722).
-  if (gpu == "B200" && row.pp == 1 && row.ep == 8 && row.mbs == 4) {
-    row.ep = 64;
-    return "layout from the 25.11 recipe: EP 64 (the table prints EP 8; v0.2.0 "
-           "GPT_OSS_120B_B200_BF16_BASE_CONFIG)";
+  const std::string container = ContainerOf(row);
+  const std::string precision = Lower(row.precision);
+  for (const PrintedLayoutFix& fix : kPrintedLayoutFixes) {
+    if (fix.preset != preset || fix.container != container || fix.gpu != gpu ||
+        fix.precision != precision || row.tp.value_or(1) != fix.tp ||
+        row.pp.value_or(1) != fix.pp || row.vp.value_or(1) != fix.vp ||
+        row.ep.value_or(1) != fix.ep || row.mbs.value_or(1) != fix.mbs) {
+      continue;
+    }
+    if (fix.run_pp > 0) row.pp = fix.run_pp;
+    if (fix.run_vp > 0) row.vp = fix.run_vp;
+    if (fix.run_mbs > 0) row.mbs = fix.run_mbs;
+    if (fix.run_ep > 0) row.ep = fix.run_ep;
+    return fmt::format("layout from the {} recipe: {}", container, fix.why);
   }
   return std::nullopt;
 }

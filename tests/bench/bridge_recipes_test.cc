@@ -274,7 +274,9 @@ TEST(BridgeRecipesTest, GptOss2511RowsRunTheirReleasesRecipeLayout) {
   published.num_gpus = 64;
   published.gbs = 512;
   published.mbs = 4;
+  published.tp = 1;
   published.pp = 4;
+  published.vp = 1;
   published.ep = 8;
   io::CalibrationRow h100 = published;
   // 64 / PP 4 = DP 16, and 512 / (16 x 4) = 8, not the printed GA 2; the recipe keeps MBS 1.
@@ -302,6 +304,44 @@ TEST(BridgeRecipesTest, GptOss2511RowsRunTheirReleasesRecipeLayout) {
   io::CalibrationRow other = published;
   EXPECT_FALSE(CorrectPublishedLayout("DeepSeek-V3", "H100", other).has_value());
   EXPECT_EQ(other.mbs, 4);
+}
+
+TEST(BridgeRecipesTest, Llama70bGb300RowsOf260201RunTheirRecipesInterleavedLayout) {
+  // docs/performance-summary-archive.md, 26.02.01 tables, against Megatron-Bridge v0.3.1
+  // scripts/performance/configs/llama/llama3_workload_base_configs.py
+  // LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2 / _NVFP4_V2: PP 4, VP 5, MBS 1.
+  io::CalibrationRow mxfp8;
+  mxfp8.source = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (26.02.01)";
+  mxfp8.precision = "MXFP8";
+  mxfp8.num_gpus = 64;
+  mxfp8.gbs = 256;
+  mxfp8.mbs = 2;
+  mxfp8.tp = 1;
+  mxfp8.pp = 4;
+  mxfp8.ep = 1;
+  io::CalibrationRow nvfp4 = mxfp8;
+  nvfp4.precision = "NVFP4";
+  nvfp4.pp = 1;
+  for (io::CalibrationRow* row : {&mxfp8, &nvfp4}) {
+    ASSERT_TRUE(CorrectPublishedLayout("Llama-3-70B", "GB300", *row).has_value());
+    EXPECT_EQ(row->pp, 4);
+    EXPECT_EQ(row->vp, 5);
+    EXPECT_EQ(row->mbs, 1);
+    EXPECT_EQ(row->tp, 1);
+  }
+  // The FP8 (current scaling) row of the same table ran what it prints (FSDP, MBS 2).
+  io::CalibrationRow fp8 = mxfp8;
+  fp8.precision = "FP8";
+  fp8.pp = 1;
+  EXPECT_FALSE(CorrectPublishedLayout("Llama-3-70B", "GB300", fp8).has_value());
+  // GB200's rows of that table print the recipe's own layout (TP 2, PP 4, VP 5, MBS 1).
+  io::CalibrationRow gb200 = mxfp8;
+  gb200.tp = 2;
+  gb200.vp = 5;
+  gb200.mbs = 1;
+  const io::CalibrationRow before = gb200;
+  EXPECT_FALSE(CorrectPublishedLayout("Llama-3-70B", "GB200", gb200).has_value());
+  EXPECT_EQ(gb200, before);
 }
 
 }  // namespace
