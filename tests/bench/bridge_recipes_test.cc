@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/io/hf_config_loader.h"
 
@@ -265,19 +268,28 @@ TEST(BridgeRecipesTest, QwenRowsOfOlderContainersRunThatContainersRecipe) {
   EXPECT_TRUE(b200.cuda_graph.modules.empty());
 }
 
+// A 64-GPU published row of a Megatron-Bridge table at TP 1: its notes, precision column and
+// printed GBS, MBS, PP and EP (VP not printed).
+io::CalibrationRow PublishedRow(std::string notes, std::string precision, int64_t gbs, int64_t mbs,
+                                int64_t pp, int64_t ep) {
+  io::CalibrationRow row;
+  row.notes = std::move(notes);
+  row.precision = std::move(precision);
+  row.num_gpus = 64;
+  row.gbs = gbs;
+  row.mbs = mbs;
+  row.tp = 1;
+  row.pp = pp;
+  row.ep = ep;
+  return row;
+}
+
 TEST(BridgeRecipesTest, GptOss2511RowsRunTheirReleasesRecipeLayout) {
   // docs/performance-summary-archive.md, 25.11 tables, against Megatron-Bridge v0.2.0
   // scripts/performance/configs/gpt_oss/workload_base_configs.py.
-  io::CalibrationRow published;
-  published.notes = "Pre-Training perf; NeMo container 25.11; FSDP=0; GA=2";
-  published.precision = "BF16";
-  published.num_gpus = 64;
-  published.gbs = 512;
-  published.mbs = 4;
-  published.tp = 1;
-  published.pp = 4;
+  io::CalibrationRow published =
+      PublishedRow("Pre-Training perf; NeMo container 25.11; FSDP=0; GA=2", "BF16", 512, 4, 4, 8);
   published.vp = 1;
-  published.ep = 8;
   io::CalibrationRow h100 = published;
   // 64 / PP 4 = DP 16, and 512 / (16 x 4) = 8, not the printed GA 2; the recipe keeps MBS 1.
   ASSERT_TRUE(CorrectPublishedLayout("GPT-OSS-120B", "H100", h100).has_value());
@@ -310,15 +322,7 @@ TEST(BridgeRecipesTest, Llama70bGb300RowsOf260201RunTheirRecipesInterleavedLayou
   // docs/performance-summary-archive.md, 26.02.01 tables, against Megatron-Bridge v0.3.1
   // scripts/performance/configs/llama/llama3_workload_base_configs.py
   // LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_MX_V2 / _NVFP4_V2: PP 4, VP 5, MBS 1.
-  io::CalibrationRow mxfp8;
-  mxfp8.source = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (26.02.01)";
-  mxfp8.precision = "MXFP8";
-  mxfp8.num_gpus = 64;
-  mxfp8.gbs = 256;
-  mxfp8.mbs = 2;
-  mxfp8.tp = 1;
-  mxfp8.pp = 4;
-  mxfp8.ep = 1;
+  io::CalibrationRow mxfp8 = PublishedRow("NeMo container 26.02.01", "MXFP8", 256, 2, 4, 1);
   io::CalibrationRow nvfp4 = mxfp8;
   nvfp4.precision = "NVFP4";
   nvfp4.pp = 1;

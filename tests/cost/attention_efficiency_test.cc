@@ -253,32 +253,19 @@ struct WindowRun {
   double causal_forward_tflops;
   double causal_backward_tflops;
 };
+// clang-format off
 constexpr std::array<WindowRun, 3> kWindowRuns = {{
     // GB200, cuDNN 9.22, 128 heads, window 128.
-    {AttentionArch::kBlackwell,
-     128,
-     128,
-     {0.109, 0.210, 0.414, 0.822},
-     {0.237, 0.465, 0.911, 1.818},
-     1708,
-     1328},
+    {AttentionArch::kBlackwell, 128, 128, {0.109, 0.210, 0.414, 0.822},
+     {0.237, 0.465, 0.911, 1.818}, 1708, 1328},
     // GB300, same run.
-    {AttentionArch::kBlackwellUltra,
-     128,
-     128,
-     {0.104, 0.202, 0.397, 0.790},
-     {0.227, 0.442, 0.862, 1.712},
-     1915,
-     1507},
+    {AttentionArch::kBlackwellUltra, 128, 128, {0.104, 0.202, 0.397, 0.790},
+     {0.227, 0.442, 0.862, 1.712}, 1915, 1507},
     // H200, cuDNN 9.19, 64 query heads, window 1024.
-    {AttentionArch::kHopperOrOlder,
-     64,
-     1024,
-     {0.166, 0.358, 0.738, 1.499},
-     {0.488, 1.042, 2.149, 4.392},
-     673,
-     579},
+    {AttentionArch::kHopperOrOlder, 64, 1024, {0.166, 0.358, 0.738, 1.499},
+     {0.488, 1.042, 2.149, 4.392}, 673, 579},
 }};
+// clang-format on
 
 // Pairs inside a band of w keys over s tokens: Σ_i min(i + 1, w) = w·s − w(w − 1)/2.
 constexpr int64_t BandPairs(int64_t tokens, int64_t window) {
