@@ -378,6 +378,29 @@ std::optional<std::string> GpuPresetFor(const std::string& csv_gpu) {
   return gpu->name;
 }
 
+// Megatron-Bridge's performance scripts run three FP8 recipes from the 25.11 container on
+// (scripts/performance/utils/precision.py get_precision_config at v0.2.0 to v0.5.x, and
+// perf_recipes/_common.py _perf_precision at v0.6.0): "fp8_cs" (bf16_with_fp8_current_scaling_mixed
+// with the first and last layers back in FP8), "fp8_mx" (bf16_with_mxfp8_mixed) and "fp8_sc"
+// (blockwise), so a table's plain "FP8" is current scaling, not delayed. The current-scaling and
+// MXFP8 configs gather FP8 parameters (fp8_param_gather; MXFP8 with
+// reuse_grad_buf_for_mxfp8_param_ag), the blockwise one does not (training/mixed_precision.py at
+// each release).
+void BridgeFp8(const std::string& container, config::PrecisionConfig& precision,
+               std::vector<std::string>& assumptions) {
+  if (precision.fp8_recipe == config::Fp8Recipe::kDelayed && !container.empty() &&
+      container >= "25.11") {
+    precision.fp8_recipe = config::Fp8Recipe::kTensorwise;
+    assumptions.push_back(
+        "FP8 is current scaling (the performance scripts run no delayed scaling)");
+  }
+  if (precision.fp8_recipe == config::Fp8Recipe::kTensorwise ||
+      precision.fp8_recipe == config::Fp8Recipe::kMxfp8) {
+    precision.fp8_param_gather = true;
+    assumptions.push_back("FP8 parameters gathered (fp8_param_gather)");
+  }
+}
+
 CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   const std::optional<std::string> preset = PresetFor(row.model);
   if (!preset) return {std::nullopt, "no preset for model " + row.model};
@@ -440,12 +463,19 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
   if (const std::optional<config::Fp8Recipe> recipe = Fp8RecipeOf(precision)) {
     t.precision.fp8 = config::Fp8Format::kHybrid;
     t.precision.fp8_recipe = *recipe;
+    if (c.source_family == "megatron-bridge") {
+      BridgeFp8(ContainerOf(row), t.precision, c.assumptions);
+    }
   } else if (Contains(precision, "fp4")) {
     // Megatron-Bridge's performance "nvfp4" (mixed_precision.py bf16_with_nvfp4_mixed): fp4
-    // "e2m1", fp4_recipe "nvfp4", fp4_param_gather True.
+    // "e2m1", fp4_recipe "nvfp4"; fp4_param_gather True from v0.4.2, the 26.04.01 container
+    // (v0.2.0 to v0.4.1 set only fp8_param_gather False).
     t.precision.fp4 = config::Fp4Format::kE2m1;
-    t.precision.fp4_param_gather = true;
-    c.assumptions.push_back("NVFP4: bf16_with_nvfp4_mixed (fp4_param_gather)");
+    const std::string container = ContainerOf(row);
+    t.precision.fp4_param_gather = container.empty() || container >= "26.04.01";
+    c.assumptions.push_back(t.precision.fp4_param_gather
+                                ? "NVFP4: bf16_with_nvfp4_mixed (fp4_param_gather)"
+                                : "NVFP4: bf16_with_nvfp4_mixed, parameters gathered in bf16");
   }
   if (c.source_family == "megatron-bridge") {
     for (std::string& setting :

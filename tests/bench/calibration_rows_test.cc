@@ -143,5 +143,52 @@ TEST(CalibrationRowsTest, AutomodelSplitsLayersAsItsAutoPipelineDoes) {
   EXPECT_EQ(layers, 61);
 }
 
+// A 64-GPU Llama3-70B row of a Megatron-Bridge or NeMo table at TP 1, PP 4, VP 5, MBS 1.
+io::CalibrationRow LlamaRow(std::string source, std::string precision) {
+  io::CalibrationRow row = Row(std::move(source), "Pre-Training perf");
+  row.model = "Llama3-70B";
+  row.gpu = "GB300";
+  row.precision = std::move(precision);
+  row.num_gpus = 64;
+  row.seq_len = 8192;
+  row.gbs = 256;
+  row.mbs = 1;
+  row.tp = 1;
+  row.pp = 4;
+  row.vp = 5;
+  return row;
+}
+
+config::PrecisionConfig PrecisionOfCase(const io::CalibrationRow& row) {
+  const CaseOrSkip built = BuildCase(row);
+  EXPECT_TRUE(built.calibration_case.has_value()) << built.skip_reason;
+  return built.calibration_case ? built.calibration_case->training.precision
+                                : config::PrecisionConfig{};
+}
+
+// Megatron-Bridge's performance scripts from the 25.11 container run fp8_cs, fp8_mx, fp8_sc and
+// nvfp4 only (scripts/performance/utils/precision.py get_precision_config, v0.2.0 to v0.5.x;
+// perf_recipes/_common.py at v0.6.0), with training/mixed_precision.py's parameter gathers.
+TEST(CalibrationRowsTest, BridgeFp8RowsRunTheScriptsRecipesAndParameterGathers) {
+  const std::string bridge = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md";
+  // A plain "FP8" of 26.04 is current scaling with FP8 parameters.
+  const config::PrecisionConfig fp8 = PrecisionOfCase(LlamaRow(bridge + " (26.04)", "FP8"));
+  EXPECT_EQ(fp8.fp8_recipe, config::Fp8Recipe::kTensorwise);
+  EXPECT_TRUE(fp8.fp8_param_gather);
+  const config::PrecisionConfig mx = PrecisionOfCase(LlamaRow(bridge + " (26.04)", "MXFP8"));
+  EXPECT_EQ(mx.fp8_recipe, config::Fp8Recipe::kMxfp8);
+  EXPECT_TRUE(mx.fp8_param_gather);
+  // bf16_with_fp8_subchannel_scaling_mixed keeps fp8_param_gather False.
+  EXPECT_FALSE(PrecisionOfCase(LlamaRow(bridge + " (26.04)", "FP8-blockwise")).fp8_param_gather);
+  // NVFP4 gathers FP4 parameters from v0.4.2 (26.04.01) on.
+  EXPECT_FALSE(PrecisionOfCase(LlamaRow(bridge + " (26.04)", "NVFP4")).fp4_param_gather);
+  EXPECT_TRUE(PrecisionOfCase(LlamaRow(bridge + " (26.04.01)", "NVFP4")).fp4_param_gather);
+  // Another framework's plain "FP8" stays delayed scaling, without parameter gathers.
+  const config::PrecisionConfig nemo =
+      PrecisionOfCase(LlamaRow("NVIDIA/NeMo docs/source/performance", "FP8"));
+  EXPECT_EQ(nemo.fp8_recipe, config::Fp8Recipe::kDelayed);
+  EXPECT_FALSE(nemo.fp8_param_gather);
+}
+
 }  // namespace
 }  // namespace trainscope::bench

@@ -323,6 +323,20 @@ TEST(Fp8OpsTest, Fp8ParamGatherLeavesNoWeightCasts) {
   for (const Op& op : casts) EXPECT_EQ(op.role.operand, Fp8Operand::kInput) << op.name;
 }
 
+TEST(Fp8OpsTest, Mxfp8ParamGatherStillCastsTheWeightsOncePerStep) {
+  // MXFP8 parameters are gathered in bf16 through the gradient buffer and quantized after the
+  // gather (param_and_grad_buffer.py _post_param_sync): the four cached weight casts stay.
+  const config::ModelConfig model = TinyModel();
+  config::TrainingConfig training = Fp8Training(Fp8Recipe::kMxfp8);
+  training.precision.fp8_param_gather = true;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  int64_t weights = 0;
+  for (const Op& op : Casts(DecoderLayerForward(context, 0))) {
+    weights += op.role.operand == Fp8Operand::kCachedWeight;
+  }
+  EXPECT_EQ(weights, 4);
+}
+
 int64_t CountOperand(const StepGraph& graph, Fp8Operand operand, int64_t micro_batch) {
   int64_t count = 0;
   for (const Op& op : graph.ops) {

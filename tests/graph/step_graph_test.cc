@@ -217,6 +217,58 @@ TEST(StepGraphTest, DistributedOptimizerReduceScattersThePaddedDenseBuffer) {
   EXPECT_EQ(ag[0].message_bytes, numel * 2);  // bf16 params
 }
 
+// The same Qwen3-0.6B buffer with FP8 parameters. TE linear elements per layer: qkv 2,097,152,
+// proj 1,048,576, fc1 3,145,728, fc2 1,572,864 = 7,864,320; 28 layers: 220,200,960. The
+// embedding and the norms stay bf16.
+TEST(StepGraphTest, Fp8ParamGatherGathersTheLinearWeightsInTheirStorageFormat) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-0.6B");
+  config::TrainingConfig training = Training(2, 1, 4, 1);
+  training.data_parallel.distributed_optimizer = true;
+  training.precision.fp8 = config::Fp8Format::kHybrid;
+  training.precision.fp8_recipe = config::Fp8Recipe::kTensorwise;
+  training.precision.fp8_param_gather = true;
+  const int64_t layer = 2097152 + 1048576 + 3145728 + 1572864 + 1024 + 1024 + 128 + 128;
+  const int64_t numel = 28 * layer + 1024 + 76032 * 1024;
+  const int64_t linear = 28 * 7'864'320;
+  {
+    // Per-tensor FP8: 1 byte per linear element. The optimizer casts its shard (fp32 read, FP8
+    // written: 5 B of 220,200,960 / 4) and, on GPUs with TN-only FP8 GEMMs, transposes the
+    // gathered weights (1 B read, 1 B written, all column-wise).
+    const StepGraph graph = BuildStepGraph(model, training, 0);
+    const std::vector<Op> ag = Named(graph, "dp.param_all_gather");
+    ASSERT_EQ(ag.size(), 1u);
+    EXPECT_EQ(ag[0].message_bytes, (numel - linear) * 2 + linear);
+    const std::vector<Op> quantize = Named(graph, "optimizer.param_quantize");
+    ASSERT_EQ(quantize.size(), 1u);
+    EXPECT_EQ(quantize[0].bytes, linear / 4 * 5);
+    const std::vector<Op> transpose = Named(graph, "optimizer.param_transpose");
+    ASSERT_EQ(transpose.size(), 1u);
+    EXPECT_EQ(transpose[0].bytes, 2 * linear);
+    EXPECT_EQ(transpose[0].fp8_columnwise_bytes, 2 * linear);
+  }
+  {
+    // MXFP8 gathers bf16 through the gradient buffer and quantizes afterwards: bf16 bytes, no
+    // shard cast.
+    training.precision.fp8_recipe = config::Fp8Recipe::kMxfp8;
+    const StepGraph graph = BuildStepGraph(model, training, 0);
+    EXPECT_EQ(Named(graph, "dp.param_all_gather")[0].message_bytes, numel * 2);
+    EXPECT_TRUE(Named(graph, "optimizer.param_quantize").empty());
+  }
+  {
+    // NVFP4 with --fp4-param-gather: packed half bytes (110,100,480 per bucket), a shard cast
+    // writing half a byte, no transpose.
+    training.precision.fp8 = config::Fp8Format::kNone;
+    training.precision.fp8_param_gather = false;
+    training.precision.fp4 = config::Fp4Format::kE2m1;
+    training.precision.fp4_param_gather = true;
+    const StepGraph graph = BuildStepGraph(model, training, 0);
+    EXPECT_EQ(Named(graph, "dp.param_all_gather")[0].message_bytes,
+              (numel - linear) * 2 + linear / 2);
+    EXPECT_EQ(Named(graph, "optimizer.param_quantize")[0].bytes, linear / 4 * 4 + linear / 8);
+    EXPECT_TRUE(Named(graph, "optimizer.param_transpose").empty());
+  }
+}
+
 TEST(StepGraphTest, DistributedOptimizerPadsParametersAndBucketEnd) {
   const config::ModelConfig model = TinyModel();
   config::TrainingConfig training = Training(1, 1, 3, 1);

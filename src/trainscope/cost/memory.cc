@@ -104,18 +104,7 @@ int64_t StepCopyBytesPerParam(const TrainingConfig& training) {
   return kFp32Bytes;
 }
 
-// Elements of a TE linear weight (the GEMM weights TE quantizes to FP8): qkv and proj, the GDN
-// in/out projections, dense, shared and routed fc1/fc2, MTP eh_proj; not the embedding, output
-// layer, norms, router, conv1d or the vision tower.
-bool IsTeLinear(const graph::WeightTensor& tensor) {
-  if (tensor.component == graph::Component::kVision || tensor.cols <= 1) return false;
-  for (const char* name : {"linear_qkv.", "linear_proj.", "in_proj.", "out_proj.", "linear_fc1.",
-                           "linear_fc2.", "eh_proj."}) {
-    if (tensor.name.find(name) != std::string::npos) return true;
-  }
-  return false;
-}
-
+// Elements of this stage's TE linear weights (graph::IsTeLinear), the weights FP8 quantizes.
 int64_t TeLinearNumel(const graph::LayerOpContext& context, const config::PipelineLayout& layout,
                       int64_t pipeline_rank) {
   int64_t numel = 0;
@@ -123,7 +112,7 @@ int64_t TeLinearNumel(const graph::LayerOpContext& context, const config::Pipeli
     for (const graph::internal::TensorGroup& group : graph::internal::ChunkTensors(
              context.model, context.training, layout.Chunk(pipeline_rank, j))) {
       for (const graph::WeightTensor& tensor : group.tensors) {
-        if (!IsTeLinear(tensor)) continue;
+        if (!graph::IsTeLinear(tensor)) continue;
         numel = CheckedAdd(
             numel, graph::ShardNumel(tensor, context.training.parallel, context.PaddedVocab()),
             kWhat);

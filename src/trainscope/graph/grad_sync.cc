@@ -68,8 +68,30 @@ Op StepOp(const std::string& name, OpRole role, Phase phase, Collective collecti
   return op;
 }
 
+// Bytes one bucket's parameter all-gather moves: the params dtype, except the TE linear weights
+// under --fp8-param-gather (per-tensor and blockwise recipes: the FP8 bytes, 1 per element;
+// MXFP8 gathers bf16 values through the gradient buffer and quantizes after the gather,
+// param_and_grad_buffer.py _post_param_sync with reuse_grad_buf_for_mxfp8_param_ag, which
+// Megatron requires for MXFP8 parameters) and --fp4-param-gather (the packed NVFP4 row-wise bytes,
+// half a byte per element; their scales are left out).
+namespace {
+
+int64_t ParamGatherBytes(int64_t numel, int64_t te_linear, const config::PrecisionConfig& p) {
+  const int64_t param_bytes = config::BytesOf(p.params);
+  int64_t linear_bytes = te_linear * param_bytes;
+  if (p.fp4 != config::Fp4Format::kNone && p.fp4_param_gather) {
+    linear_bytes = CeilDiv(te_linear, 2);
+  } else if (p.fp8 != config::Fp8Format::kNone && p.fp8_param_gather &&
+             p.fp8_recipe != config::Fp8Recipe::kMxfp8) {
+    linear_bytes = te_linear;
+  }
+  return (numel - te_linear) * param_bytes + linear_bytes;
+}
+
+}  // namespace
+
 // DDP: per bucket, RS (distributed optimizer) or AR of bucket_numel·β_g, or after the step the
-// AG of the updated bf16 params.
+// AG of the updated params (ParamGatherBytes).
 int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params, const TrainingConfig& training,
                       bool param_gather, int64_t after) {
   const bool distributed = training.data_parallel.distributed_optimizer;
@@ -93,7 +115,8 @@ int64_t EmitBucketOps(GraphWriter& writer, const RankParams& params, const Train
         op.role.purpose = CommPurpose::kParamBucket;
         op.phase = Phase::kOptimizer;
         op.collective = Collective::kAllGather;
-        op.message_bytes = numel * config::BytesOf(training.precision.params);
+        op.message_bytes =
+            ParamGatherBytes(numel, buffer.bucket_te_linear_numels[i], training.precision);
       }
       op.name += ".bucket" + std::to_string(i);
       op.model_chunk = buffer.chunk;
@@ -182,6 +205,46 @@ int64_t EmitOptimizerStep(GraphWriter& writer, int64_t gpu_numel, int64_t host_n
   return after;
 }
 
+// Under --fp8-param-gather with a per-tensor or blockwise recipe the distributed optimizer casts
+// its updated shard of each TE linear weight to FP8 before the gather (distrib_optimizer.py
+// _copy_main_params_to_param_buffer → quantize_param_shard): the fp32 main shard read (4 B) and
+// the FP8 shard written (1 B) per element; --fp4-param-gather likewise writes the packed NVFP4
+// shard (half a byte; scales left out). After the gather, GPUs whose FP8 GEMMs need TN operands
+// transpose each gathered weight once for the backward (TE's Float8Tensor column-wise copy): 1 B
+// read and 1 B written per local element, all of it column-wise (Op::fp8_columnwise_bytes), so
+// free where FP8 GEMMs take any layout. MXFP8 re-quantizes after its bf16 gather instead, the
+// first micro-batch's cached weight cast (graph/fp8_ops.cc MakeFp8Settings). The amax all-reduce
+// of current scaling (one float per weight) is left out.
+int64_t EmitParamQuantize(GraphWriter& writer, const RankParams& params,
+                          const TrainingConfig& training, int64_t after) {
+  const config::PrecisionConfig& p = training.precision;
+  const bool fp4 = p.fp4 != config::Fp4Format::kNone && p.fp4_param_gather;
+  const bool fp8 = p.fp8 != config::Fp8Format::kNone && p.fp8_param_gather &&
+                   p.fp8_recipe != config::Fp8Recipe::kMxfp8;
+  if (!fp4 && !fp8) return after;
+  const bool distributed = training.data_parallel.distributed_optimizer;
+  int64_t shard = 0;
+  int64_t local = 0;
+  for (const GradBuffer& buffer : params.buffers) {
+    for (const int64_t te_linear : buffer.bucket_te_linear_numels) {
+      shard += distributed ? te_linear / buffer.group_size : te_linear;
+      local += te_linear;
+    }
+  }
+  if (local == 0) return after;
+  const char* what = "parameter quantize bytes";
+  const int64_t written = fp4 ? CeilDiv(shard, 2) : shard;
+  Op quantize = HostOp("optimizer.param_quantize", OpKind::kFp8Quantize, 0,
+                       CheckedAdd(CheckedMul(shard, kFp32Bytes, what), written, what));
+  quantize.num_launches = 1;
+  after = writer.Add(std::move(quantize), {after});
+  if (fp4) return after;
+  Op transpose =
+      HostOp("optimizer.param_transpose", OpKind::kFp8Quantize, 0, CheckedMul(local, 2, what));
+  transpose.fp8_columnwise_bytes = transpose.bytes;
+  return writer.Add(std::move(transpose), {after});
+}
+
 }  // namespace
 
 // Optimizer (clip_grads.py:99-132): one fp32 grad-norm AR per optimizer (dense; expert when it
@@ -213,6 +276,7 @@ int64_t EmitOptimizerOps(GraphWriter& writer, const RankParams& params,
   const int64_t host_numel = training.optimizer.HostNumel(numel);
   after = EmitOptimizerStep(writer, numel - host_numel, host_numel, training.optimizer, after);
   if (fsdp) return EmitFsdpParamGather(writer, params, training, mapping, after);
+  after = EmitParamQuantize(writer, params, training, after);
   return EmitBucketOps(writer, params, training, /*param_gather=*/true, after);
 }
 

@@ -29,6 +29,7 @@ struct ParamEntry {
   int64_t numel = 0;
   bool expert_buffer = false;
   bool shared_embedding = false;
+  bool te_linear = false;  // IsTeLinear: gathered in FP8 / FP4 under --fp8/--fp4-param-gather
 };
 
 std::vector<ParamEntry> ChunkParams(const std::vector<TensorGroup>& groups,
@@ -40,7 +41,8 @@ std::vector<ParamEntry> ChunkParams(const std::vector<TensorGroup>& groups,
       const int64_t copies = tensor.expert ? tensor.copies / sizes.expert : tensor.copies;
       const int64_t numel = ShardNumel(tensor, sizes, padded_vocab) / copies;
       for (int64_t c = 0; c < copies; ++c) {
-        params.push_back({numel, tensor.expert && separate, group.shared_embedding});
+        params.push_back(
+            {numel, tensor.expert && separate, group.shared_embedding, IsTeLinear(tensor)});
       }
     }
   }
@@ -50,28 +52,30 @@ std::vector<ParamEntry> ChunkParams(const std::vector<TensorGroup>& groups,
 // Bucket layout: parameters laid out in reverse (backprop) order; a bucket closes once it reaches
 // `bucket_size`; with the distributed optimizer each parameter starts at a multiple of 64 and
 // each bucket ends at a multiple of lcm(group, 128), and the shared embedding is its own bucket.
-std::vector<int64_t> BucketNumels(const std::vector<ParamEntry>& params, bool expert_buffer,
-                                  std::optional<int64_t> bucket_size, bool pad,
-                                  int64_t group_size) {
-  const int64_t bucket_alignment = std::lcm(group_size, kBucketAlignment);
-  std::vector<int64_t> buckets;
+// Fills `buffer`'s bucket numels and, per bucket, the TE linear elements among them.
+void LayOutBuckets(const std::vector<ParamEntry>& params, bool expert_buffer,
+                   std::optional<int64_t> bucket_size, bool pad, GradBuffer& buffer) {
+  const int64_t bucket_alignment = std::lcm(buffer.group_size, kBucketAlignment);
   int64_t start = 0;
   int64_t end = 0;
+  int64_t te_linear = 0;
   auto close = [&] {
     if (end == start) return;
     const int64_t padded_end = pad ? RoundUp(end, bucket_alignment) : end;
-    buckets.push_back(padded_end - start);
+    buffer.bucket_numels.push_back(padded_end - start);
+    buffer.bucket_te_linear_numels.push_back(te_linear);
     start = end = padded_end;
+    te_linear = 0;
   };
   for (auto it = params.rbegin(); it != params.rend(); ++it) {
     if (it->expert_buffer != expert_buffer) continue;
     const bool own_bucket = pad && it->shared_embedding;
     if (own_bucket) close();
     end = CheckedAdd(pad ? RoundUp(end, kParamAlignment) : end, it->numel, "gradient buffer");
+    if (it->te_linear) te_linear += it->numel;
     if (own_bucket || (bucket_size && end - start >= *bucket_size)) close();
   }
   close();
-  return buckets;
 }
 
 std::vector<GradBuffer> ChunkGradBuffers(const std::vector<ParamEntry>& params,
@@ -89,9 +93,9 @@ std::vector<GradBuffer> ChunkGradBuffers(const std::vector<ParamEntry>& params,
   std::vector<GradBuffer> buffers;
   for (const bool expert : {false, true}) {
     const GroupKind group = expert ? GroupKind::kExpertDp : GroupKind::kDpCp;
-    GradBuffer buffer{chunk.virtual_chunk, group, mapping.GroupSize(group), {}};
-    buffer.bucket_numels =
-        BucketNumels(params, expert, bucket_size, dp.distributed_optimizer, buffer.group_size);
+    GradBuffer buffer{
+        .chunk = chunk.virtual_chunk, .group = group, .group_size = mapping.GroupSize(group)};
+    LayOutBuckets(params, expert, bucket_size, dp.distributed_optimizer, buffer);
     if (!buffer.bucket_numels.empty()) buffers.push_back(buffer);
   }
   return buffers;

@@ -89,6 +89,8 @@ struct GradBuffer {
   config::GroupKind group = config::GroupKind::kDpCp;
   int64_t group_size = 1;
   std::vector<int64_t> bucket_numels;
+  // Per bucket, the TE linear elements (IsTeLinear) among bucket_numels, before padding.
+  std::vector<int64_t> bucket_te_linear_numels;
 };
 
 // One Megatron-FSDP unit on this rank: a decoder or MTP layer (`layer` >= 0), or the

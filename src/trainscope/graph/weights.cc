@@ -273,6 +273,15 @@ std::vector<WeightTensor> VisionWeights(const ModelConfig& model) {
   };
 }
 
+bool IsTeLinear(const WeightTensor& tensor) {
+  if (tensor.component == Component::kVision || tensor.cols <= 1) return false;
+  for (const char* name : {"linear_qkv.", "linear_proj.", "in_proj.", "out_proj.", "linear_fc1.",
+                           "linear_fc2.", "eh_proj."}) {
+    if (tensor.name.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string ToString(Component component) {
   switch (component) {
     case Component::kEmbedding:

@@ -73,6 +73,11 @@ struct WeightTensor {
 // The vision tower (patch embed, position embed, blocks, merger); empty without one.
 [[nodiscard]] std::vector<WeightTensor> VisionWeights(const config::ModelConfig& model);
 
+// Whether `tensor` is a Transformer Engine linear's GEMM weight, the weights FP8 and FP4 recipes
+// quantize: qkv and proj, the GDN in/out projections, dense, shared and routed fc1/fc2, MTP
+// eh_proj; not the embedding, output layer, norms, router, conv1d or the vision tower.
+[[nodiscard]] bool IsTeLinear(const WeightTensor& tensor);
+
 [[nodiscard]] std::string ToString(Component component);
 
 }  // namespace trainscope::graph
