@@ -40,9 +40,9 @@ std::vector<ParamEntry> ChunkParams(const std::vector<TensorGroup>& groups,
     for (const WeightTensor& tensor : group.tensors) {
       const int64_t copies = tensor.expert ? tensor.copies / sizes.expert : tensor.copies;
       const int64_t numel = ShardNumel(tensor, sizes, padded_vocab) / copies;
+      const bool te_linear = IsTeLinear(tensor);
       for (int64_t c = 0; c < copies; ++c) {
-        params.push_back(
-            {numel, tensor.expert && separate, group.shared_embedding, IsTeLinear(tensor)});
+        params.push_back({numel, tensor.expert && separate, group.shared_embedding, te_linear});
       }
     }
   }
