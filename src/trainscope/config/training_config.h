@@ -243,6 +243,13 @@ struct PrecisionConfig {
   OptimizerDtype main_params = OptimizerDtype::kFp32;  // fp32 | fp16
   OptimizerDtype exp_avg = OptimizerDtype::kFp32;      // fp32 | fp16 | bf16 | fp8
   OptimizerDtype exp_avg_sq = OptimizerDtype::kFp32;   // fp32 | fp16 | bf16 | fp8
+  // The TE linear weights live and are gathered quantized: --fp4-param-gather under --fp4-format,
+  // or --fp8-param-gather under an FP8 recipe other than MXFP8 (whose parameters Megatron gathers
+  // in bf16 through the gradient buffer and quantizes after the gather).
+  [[nodiscard]] bool QuantizedParamGather() const {
+    if (fp4 != Fp4Format::kNone) return fp4_param_gather;
+    return fp8 != Fp8Format::kNone && fp8_param_gather && fp8_recipe != Fp8Recipe::kMxfp8;
+  }
   friend bool operator==(const PrecisionConfig&, const PrecisionConfig&) = default;
 };
 

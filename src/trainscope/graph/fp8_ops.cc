@@ -77,9 +77,7 @@ Fp8Settings MakeFp8Settings(const config::TrainingConfig& training) {
       .cache_weights = !precision.disable_parameter_transpose_cache,
       // MXFP8 parameters arrive from the gather in bf16 and are quantized after it
       // (param_and_grad_buffer.py _post_param_sync), once a step as the cached weight cast is.
-      .weights_in_fp8 =
-          fp4 ? precision.fp4_param_gather
-              : precision.fp8_param_gather && precision.fp8_recipe != Fp8Recipe::kMxfp8,
+      .weights_in_fp8 = precision.QuantizedParamGather(),
       .dot_product_attention = fp8 && !fp4 && precision.fp8_recipe != Fp8Recipe::kBlockwise &&
                                precision.fp8_dot_product_attention,
       .output_proj =

@@ -41,11 +41,13 @@ int64_t StepBytesPerParam(const config::OptimizerConfig& optimizer) {
 }
 
 // Parameters this rank's optimizer updates: its shard of every bucket with the distributed
-// optimizer, else every local parameter.
-int64_t OptimizerNumel(const RankParams& params, bool distributed) {
+// optimizer, else every local parameter. `counts` picks what is counted per bucket: every element
+// or the TE linear ones.
+int64_t OptimizerNumel(const RankParams& params, bool distributed,
+                       std::vector<int64_t> GradBuffer::*counts = &GradBuffer::bucket_numels) {
   int64_t numel = 0;
   for (const GradBuffer& buffer : params.buffers) {
-    for (const int64_t bucket : buffer.bucket_numels) {
+    for (const int64_t bucket : buffer.*counts) {
       numel += distributed ? bucket / buffer.group_size : bucket;
     }
   }
@@ -68,22 +70,19 @@ Op StepOp(const std::string& name, OpRole role, Phase phase, Collective collecti
   return op;
 }
 
+namespace {
+
 // Bytes one bucket's parameter all-gather moves: the params dtype, except the TE linear weights
 // under --fp8-param-gather (per-tensor and blockwise recipes: the FP8 bytes, 1 per element;
 // MXFP8 gathers bf16 values through the gradient buffer and quantizes after the gather,
 // param_and_grad_buffer.py _post_param_sync with reuse_grad_buf_for_mxfp8_param_ag, which
 // Megatron requires for MXFP8 parameters) and --fp4-param-gather (the packed NVFP4 row-wise bytes,
 // half a byte per element; their scales are left out).
-namespace {
-
 int64_t ParamGatherBytes(int64_t numel, int64_t te_linear, const config::PrecisionConfig& p) {
   const int64_t param_bytes = config::BytesOf(p.params);
   int64_t linear_bytes = te_linear * param_bytes;
-  if (p.fp4 != config::Fp4Format::kNone && p.fp4_param_gather) {
-    linear_bytes = CeilDiv(te_linear, 2);
-  } else if (p.fp8 != config::Fp8Format::kNone && p.fp8_param_gather &&
-             p.fp8_recipe != config::Fp8Recipe::kMxfp8) {
-    linear_bytes = te_linear;
+  if (p.QuantizedParamGather()) {
+    linear_bytes = p.fp4 != config::Fp4Format::kNone ? CeilDiv(te_linear, 2) : te_linear;
   }
   return (numel - te_linear) * param_bytes + linear_bytes;
 }
@@ -218,19 +217,11 @@ int64_t EmitOptimizerStep(GraphWriter& writer, int64_t gpu_numel, int64_t host_n
 int64_t EmitParamQuantize(GraphWriter& writer, const RankParams& params,
                           const TrainingConfig& training, int64_t after) {
   const config::PrecisionConfig& p = training.precision;
-  const bool fp4 = p.fp4 != config::Fp4Format::kNone && p.fp4_param_gather;
-  const bool fp8 = p.fp8 != config::Fp8Format::kNone && p.fp8_param_gather &&
-                   p.fp8_recipe != config::Fp8Recipe::kMxfp8;
-  if (!fp4 && !fp8) return after;
-  const bool distributed = training.data_parallel.distributed_optimizer;
-  int64_t shard = 0;
-  int64_t local = 0;
-  for (const GradBuffer& buffer : params.buffers) {
-    for (const int64_t te_linear : buffer.bucket_te_linear_numels) {
-      shard += distributed ? te_linear / buffer.group_size : te_linear;
-      local += te_linear;
-    }
-  }
+  if (!p.QuantizedParamGather()) return after;
+  const bool fp4 = p.fp4 != config::Fp4Format::kNone;
+  const int64_t shard = OptimizerNumel(params, training.data_parallel.distributed_optimizer,
+                                       &GradBuffer::bucket_te_linear_numels);
+  const int64_t local = OptimizerNumel(params, false, &GradBuffer::bucket_te_linear_numels);
   if (local == 0) return after;
   const char* what = "parameter quantize bytes";
   const int64_t written = fp4 ? CeilDiv(shard, 2) : shard;
