@@ -471,6 +471,40 @@ std::optional<std::string> CorrectPublishedLayout(const std::string& preset, con
   return std::nullopt;
 }
 
+std::optional<std::string> ApplyBridgeActivationOffload(const std::string& preset,
+                                                        const std::string& gpu,
+                                                        const std::string& precision_lower,
+                                                        config::TrainingConfig& training) {
+  struct Offload {
+    std::string_view gpu;
+    bool bf16;  // else the FP8 current-scaling recipe (the plain "FP8" of the tables)
+    int64_t mbs;
+    int64_t layers;
+  };
+  static constexpr Offload kOffloads[] = {
+      {"GB300", true, 2, 30}, {"GB300", false, 2, 20}, {"GB200", true, 1, 20},
+      {"GB200", false, 2, 40}, {"B200", false, 1, 5},
+  };
+  const config::ParallelSizes& p = training.parallel;
+  if (preset != "Llama-3-70B" || !training.data_parallel.megatron_fsdp || p.tensor != 1 ||
+      p.pipeline != 1 || PrecisionOf(precision_lower) == Precision::kMxfp8 ||
+      precision_lower.find("fp4") != std::string::npos) {
+    return std::nullopt;
+  }
+  const bool bf16 = PrecisionOf(precision_lower) == Precision::kBf16;
+  for (const Offload& offload : kOffloads) {
+    if (offload.gpu != gpu || offload.bf16 != bf16 ||
+        offload.mbs != training.batch.micro_batch_size) {
+      continue;
+    }
+    training.cpu_offloading = true;
+    training.cpu_offloading_num_layers = offload.layers;
+    return fmt::format("Megatron-Bridge recipe: activations of {} layers offloaded to the host",
+                       offload.layers);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> ApplyBridgeRecipe(const std::string& preset, const std::string& gpu,
                                            const std::string& precision_lower,
                                            config::TrainingConfig& training,

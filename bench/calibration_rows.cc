@@ -482,6 +482,10 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
          ApplyBridgeRecipe(c.preset, c.gpu, precision, t, ContainerOf(row))) {
       c.assumptions.push_back(std::move(setting));
     }
+    if (std::optional<std::string> offload =
+            ApplyBridgeActivationOffload(c.preset, c.gpu, precision, t)) {
+      c.assumptions.push_back(std::move(*offload));
+    }
   }
   const config::ValidationResult result = config::Validate(c.model, t);
   if (!result.ok()) {

@@ -362,7 +362,17 @@ struct TrainingConfig {
   OverlapConfig overlap;
   ContextParallelConfig context;
   bool sequence_parallel = false;
+  // --cpu-offloading / --cpu-offloading-num-layers N (Megatron-Core's activation offloading,
+  // transformer_block.py get_cpu_offload_context): the saved activations of the first N decoder
+  // layers go to pinned host memory during the forward pass and come back before their backward.
+  // Megatron turns cpu_offloading on when N > 0 (arguments.py); N = 0 offloads nothing.
   bool cpu_offloading = false;
+  int64_t cpu_offloading_num_layers = 0;
+  // Decoder layers whose activations are offloaded: cpu_offloading_num_layers when
+  // cpu_offloading, else 0.
+  [[nodiscard]] int64_t OffloadedLayers() const {
+    return cpu_offloading ? cpu_offloading_num_layers : 0;
+  }
   // --deterministic-mode: Gated DeltaNet runs Megatron-Core's torch-native chunked delta rule
   // and conv1d instead of the FLA kernels (gdn.py:69-72, 217-229).
   bool deterministic = false;

@@ -95,7 +95,7 @@ ValidationResult Validate(const ModelConfig& model, const TrainingConfig& traini
   internal::CheckDataParallel(model, training, result);
   internal::CheckRecomputeOptions(training, result);
   internal::CheckRecomputeModules(model, training, result);
-  internal::CheckCpuOffloading(training, result);
+  internal::CheckCpuOffloading(model, training, result);
   internal::CheckOptimizerOffload(training, result);
   // The rules so far are Megatron-Core's; the framework's own rules name their profile.
   std::string core = "megatron-core ";

@@ -184,9 +184,19 @@ void CheckRecomputeModules(const ModelConfig& model, const TrainingConfig& train
   }
 }
 
-// C42: CPU offloading (transformer_config.py:1891-1899).
-void CheckCpuOffloading(const TrainingConfig& training, ValidationResult& result) {
+// C42: CPU offloading (transformer_config.py:1891-1899; at Megatron-LM d7288711
+// TransformerConfig.__post_init__: "CPU offloading can be done only for layers less than
+// num_layers").
+void CheckCpuOffloading(const ModelConfig& model, const TrainingConfig& training,
+                        ValidationResult& result) {
   if (!training.cpu_offloading) return;
+  if (training.cpu_offloading_num_layers >= model.NumLayers()) {
+    AddError(result, "C42", {kCpuOffloadingNumLayers},
+             fmt::format("--cpu-offloading-num-layers {}: must be less than the model's {} "
+                         "decoder layers",
+                         training.cpu_offloading_num_layers, model.NumLayers()),
+             fmt::format("use --cpu-offloading-num-layers {} or fewer", model.NumLayers() - 1));
+  }
   if (training.parallel.pipeline > 1) {
     AddError(result, "C42", {kCpuOffloading, kPp},
              fmt::format("--cpu-offloading: not supported with --pipeline-model-parallel-size {}",

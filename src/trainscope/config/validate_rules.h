@@ -79,6 +79,7 @@ inline constexpr char kRecomputeLayers[] = "--recompute-num-layers";
 inline constexpr char kModules[] = "--recompute-modules";
 inline constexpr char kDistributeSaved[] = "--distribute-saved-activations";
 inline constexpr char kCpuOffloading[] = "--cpu-offloading";
+inline constexpr char kCpuOffloadingNumLayers[] = "--cpu-offloading-num-layers";
 inline constexpr char kDeterministic[] = "--deterministic-mode";
 inline constexpr char kCore[] = "--megatron-core";
 inline constexpr char kFramework[] = "--framework";
@@ -171,7 +172,8 @@ void CheckRecomputeOptions(const TrainingConfig& training, ValidationResult& res
 void CheckRecomputeModules(const ModelConfig& model, const TrainingConfig& training,
                            ValidationResult& result);
 // C42: CPU offloading.
-void CheckCpuOffloading(const TrainingConfig& training, ValidationResult& result);
+void CheckCpuOffloading(const ModelConfig& model, const TrainingConfig& training,
+                        ValidationResult& result);
 // C43: the optimizer's CPU offload.
 void CheckOptimizerOffload(const TrainingConfig& training, ValidationResult& result);
 

@@ -48,6 +48,9 @@ struct ChunkActivations {
   int64_t moe_permute_bytes_per_micro_batch = 0;
   int64_t logits_bytes_per_micro_batch = 0;
   int64_t logits_working_set_bytes = 0;
+  // Saved activations of the offloaded decoder layers (--cpu-offloading-num-layers), in pinned
+  // host memory instead of bytes_per_micro_batch.
+  int64_t host_bytes_per_micro_batch = 0;
 };
 
 [[nodiscard]] ChunkActivations ChunkActivationBytes(const graph::LayerOpContext& c,

@@ -90,24 +90,45 @@ void AddPart(ChunkActivations& out, const std::string& kind, int64_t bytes, int6
 // layers are rebuilt is RecomputeConfig::FullRecomputeLayer. Each checkpoint keeps its input;
 // backward rebuilds one group's full activations at a time.
 // Returns the working set of that rebuild and adds the kept inputs to `out`.
+//
+// Activation offloading (--cpu-offloading-num-layers N; Transformer Engine's
+// get_cpu_offload_context, AsyncDoubleBufferGroupOffloadHandler): the saved activations of
+// decoder layers 0..N−1 move to pinned host memory while the next layer computes and come back
+// one layer ahead of their backward. They count as host bytes; on the GPU the kept layers
+// N..L−1 stay, and at the backward of layer N the reload of layer N−1 joins it, so the working
+// set grows by whatever b(N−1) + b(N) exceeds the kept layers' sum.
 int64_t AddDecoderLayers(const LayerOpContext& c, const config::ModelChunk& chunk, double load,
                          ChunkActivations& out) {
   const config::RecomputeConfig& recompute = c.training.recompute;
   const bool uniform = recompute.granularity == config::RecomputeGranularity::kFull &&
                        recompute.method == config::RecomputeMethod::kUniform;
   const int64_t group = std::max<int64_t>(recompute.num_layers.value_or(1), 1);
+  const int64_t offloaded = c.training.OffloadedLayers();
+  int64_t last_offloaded_bytes = 0, first_kept_bytes = 0, kept_bytes = 0;
   int64_t largest_rebuilt = 0;
   int64_t num_recomputed = 0;
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
-    const LayerSpec spec = c.model.layers[static_cast<size_t>(chunk.first_layer + i)];
+    const int64_t layer = chunk.first_layer + i;
+    const LayerSpec spec = c.model.layers[static_cast<size_t>(layer)];
     const bool rebuilt = recompute.FullRecomputeLayer(i);
     if (!rebuilt) {
-      AddPart(out, KindName(spec), LayerActivationBytes(c, spec, load), 1);
+      const int64_t bytes = LayerActivationBytes(c, spec, load);
+      if (layer < offloaded) {
+        out.host_bytes_per_micro_batch = CheckedAdd(out.host_bytes_per_micro_batch, bytes, kWhat);
+        last_offloaded_bytes = bytes;
+        continue;
+      }
+      if (layer == offloaded) first_kept_bytes = bytes;
+      kept_bytes = CheckedAdd(kept_bytes, bytes, kWhat);
+      AddPart(out, KindName(spec), bytes, 1);
       out.moe_permute_bytes_per_micro_batch += KeptPermuteMapBytes(c, spec, load);
       continue;
     }
     ++num_recomputed;
     largest_rebuilt = std::max(largest_rebuilt, LayerActivationBytesNoRecompute(c, spec, load));
+  }
+  if (last_offloaded_bytes > 0) {
+    return std::max<int64_t>(0, last_offloaded_bytes + first_kept_bytes - kept_bytes);
   }
   if (num_recomputed == 0) return 0;
   const int64_t num_inputs = uniform ? CeilDiv(num_recomputed, group) : num_recomputed;

@@ -270,6 +270,8 @@ void AddActivations(const graph::LayerOpContext& context, const config::Pipeline
     rank.moe_permute_bytes =
         CheckedAdd(rank.moe_permute_bytes, pass.moe_permute_bytes_per_micro_batch, kWhat);
     rank.logits_bytes = CheckedAdd(rank.logits_bytes, pass.logits_bytes_per_micro_batch, kWhat);
+    rank.host_activation_bytes =
+        CheckedAdd(rank.host_activation_bytes, pass.host_bytes_per_micro_batch, kWhat);
   }
   rank.activations_bytes = bytes;
 }

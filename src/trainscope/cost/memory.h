@@ -119,6 +119,9 @@ struct RankMemory {
   // Pinned host memory of one rank's CPU-offloaded optimizer (--optimizer-cpu-offload): fp32
   // master, moments and grad buffer of the offloaded share; not part of peak_bytes.
   int64_t host_optimizer_bytes = 0;
+  // Pinned host memory of the activations offloaded by --cpu-offloading-num-layers, over the
+  // passes in flight at the peak; not part of peak_bytes.
+  int64_t host_activation_bytes = 0;
   std::vector<ActivationBreakdown> activations;  // per layer kind, embedding, LM head/loss, MTP
   friend bool operator==(const RankMemory&, const RankMemory&) = default;
 };
@@ -127,8 +130,9 @@ struct MemoryEstimate {
   std::vector<RankMemory> stages;  // one per pipeline rank, in order
   int64_t max_peak_bytes = 0;
   int64_t max_peak_pipeline_rank = 0;  // the first stage with the highest peak
-  // Pinned host bytes of the offloaded optimizer on the fullest node: gpus_per_node ranks of the
-  // stage with the most host bytes (0 without --optimizer-cpu-offload).
+  // Pinned host bytes of the offloaded optimizer and activations on the fullest node:
+  // gpus_per_node ranks of the stage with the most host bytes (0 without --optimizer-cpu-offload
+  // and --cpu-offloading).
   int64_t max_host_bytes_per_node = 0;
   friend bool operator==(const MemoryEstimate&, const MemoryEstimate&) = default;
 };

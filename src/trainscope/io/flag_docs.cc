@@ -248,7 +248,11 @@ constexpr FlagDoc kFlagDocs[] = {
      "blocking pipeline sends and receives"},
     {"--make-vocab-size-divisible-by", FlagGroup::kTraining, "N",
      "vocabulary padding multiple (default 128)"},
-    {"--cpu-offloading", FlagGroup::kTraining, "", "offload activations to the host"},
+    {"--cpu-offloading", FlagGroup::kTraining, "",
+     "offload the activations of --cpu-offloading-num-layers layers to the host"},
+    {"--cpu-offloading-num-layers", FlagGroup::kTraining, "N",
+     "decoder layers whose activations go to host memory (default 0; N > 0 implies "
+     "--cpu-offloading)"},
     {"--deterministic-mode", FlagGroup::kTraining, "",
      "Megatron's deterministic mode (GDN: torch-native chunked delta rule, fp32)"},
     {"--cross-entropy-loss-fusion", FlagGroup::kTraining, "",

@@ -275,6 +275,15 @@ std::vector<FlagSpec> TrainingFlags() {
       Count({"--make-vocab-size-divisible-by"}, kMaxInteger,
             [](R& r) -> int64_t& { return r.training.make_vocab_size_divisible_by; }),
       Switch({"--cpu-offloading"}, true, [](R& r) -> bool& { return r.training.cpu_offloading; }),
+      // Megatron's arguments.py turns --cpu-offloading on for N > 0; 0 is its default.
+      {{"--cpu-offloading-num-layers"},
+       Arity::kOne,
+       true,
+       [](R& r, const FlagUse& use) {
+         const int64_t n = use.values.front() == "0" ? 0 : Size(use, kMaxLayers);
+         r.training.cpu_offloading_num_layers = n;
+         if (n > 0) r.training.cpu_offloading = true;
+       }},
       Switch({"--deterministic-mode"}, true,
              [](R& r) -> bool& { return r.training.deterministic; }),
       Switch({"--cross-entropy-loss-fusion"}, true,

@@ -41,6 +41,7 @@ Json StageJson(const cost::RankMemory& stage) {
               {"reserved_bytes", stage.reserved_bytes},
               {"optimizer_step_bytes", stage.optimizer_step_bytes},
               {"host_optimizer_bytes", stage.host_optimizer_bytes},
+              {"host_activation_bytes", stage.host_activation_bytes},
               {"in_flight_micro_batches", stage.in_flight_micro_batches},
               {"activations", ActivationsJson(stage)},
               {"nvidia_smi_bytes", stage.peak_bytes},
@@ -132,10 +133,16 @@ std::string RenderMemoryText(const MemoryReportInput& input) {
   const cost::RankMemory& busiest =
       input.estimate.stages.at(static_cast<size_t>(input.estimate.max_peak_pipeline_rank));
   out += FiguresText(busiest);
-  if (input.estimate.max_host_bytes_per_node > 0) {
+  // Pinned host memory per node: the offloaded optimizer's and activations' together.
+  if (busiest.host_optimizer_bytes > 0) {
     out += fmt::format(
         "  CPU-offloaded optimizer: {} GiB pinned host memory per rank, {} GiB per node\n",
         Gib(busiest.host_optimizer_bytes), Gib(input.estimate.max_host_bytes_per_node));
+  }
+  if (busiest.host_activation_bytes > 0) {
+    out += fmt::format(
+        "  CPU-offloaded activations: {} GiB pinned host memory per rank, {} GiB per node\n",
+        Gib(busiest.host_activation_bytes), Gib(input.estimate.max_host_bytes_per_node));
   }
   out += fmt::format(
       "\nMegatron's theoretical formula (theoretical_memory_usage.py): weights+optimizer {} GiB, "

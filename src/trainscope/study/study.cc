@@ -201,14 +201,17 @@ cost::MemoryEstimate EstimateStudyMemory(const Study& study) {
   const std::optional<DynamicBatches> dynamic = PlanDynamicBatches(study);
   cost::MemoryEstimate estimate = cost::EstimateMemory(
       study.model, dynamic ? dynamic->memory : study.training, MemoryOverheads(study));
-  // Every rank of a node runs the same stage's optimizer at worst: the largest per-rank host
-  // share times the ranks on a node (at most the world size).
+  // Every rank of a node runs the same stage at worst: the largest per-rank host share
+  // (offloaded optimizer plus offloaded activations) times the ranks on a node (at most the
+  // world size).
   const int64_t ranks_per_node =
       std::min(study.cluster.gpus_per_node, study.training.parallel.world_size);
   for (const cost::RankMemory& rank : estimate.stages) {
     estimate.max_host_bytes_per_node =
         std::max(estimate.max_host_bytes_per_node,
-                 CheckedMul(rank.host_optimizer_bytes, ranks_per_node, "host memory per node"));
+                 CheckedMul(CheckedAdd(rank.host_optimizer_bytes, rank.host_activation_bytes,
+                                       "host memory per rank"),
+                            ranks_per_node, "host memory per node"));
   }
   return estimate;
 }
