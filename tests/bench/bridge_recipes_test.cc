@@ -44,6 +44,31 @@ TEST(BridgeRecipesTest, DeepSeekV3Gb300Mxfp8RunsTheFullIterationHybridEpRecipe) 
   EXPECT_TRUE(gb200.moe.delay_wgrad_compute);
 }
 
+TEST(BridgeRecipesTest, Llama3FsdpRecipesOffloadTheirLayers) {
+  // configs/llama/llama3_workload_base_configs.py (v0.3.0 to v0.5.x):
+  // LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V2 MBS 2, Megatron-FSDP, cpu_offloading_num_layers 40;
+  // GB300_FP8_CS_V2 MBS 2, 20; GB200_BF16_V2 MBS 1, 20.
+  config::TrainingConfig t = Layout(1, 1, 1, 1, 2, 64);
+  t.data_parallel.megatron_fsdp = true;
+  ASSERT_TRUE(ApplyBridgeActivationOffload("Llama-3-70B", "GB200", "fp8", t).has_value());
+  EXPECT_TRUE(t.cpu_offloading);
+  EXPECT_EQ(t.cpu_offloading_num_layers, 40);
+  config::TrainingConfig gb300 = Layout(1, 1, 1, 1, 2, 64);
+  gb300.data_parallel.megatron_fsdp = true;
+  ASSERT_TRUE(ApplyBridgeActivationOffload("Llama-3-70B", "GB300", "fp8-cs", gb300).has_value());
+  EXPECT_EQ(gb300.cpu_offloading_num_layers, 20);
+  config::TrainingConfig bf16 = Layout(1, 1, 1, 1, 1, 64);
+  bf16.data_parallel.megatron_fsdp = true;
+  ASSERT_TRUE(ApplyBridgeActivationOffload("Llama-3-70B", "GB200", "bf16", bf16).has_value());
+  EXPECT_EQ(bf16.cpu_offloading_num_layers, 20);
+  // Another layout (no FSDP, or the MXFP8 recipe's PP 4) ran no offloading.
+  config::TrainingConfig plain = Layout(1, 1, 1, 1, 2, 64);
+  EXPECT_FALSE(ApplyBridgeActivationOffload("Llama-3-70B", "GB200", "fp8", plain).has_value());
+  EXPECT_FALSE(plain.cpu_offloading);
+  config::TrainingConfig mx = Layout(1, 4, 5, 1, 1, 64);
+  EXPECT_FALSE(ApplyBridgeActivationOffload("Llama-3-70B", "GB300", "mxfp8", mx).has_value());
+}
+
 TEST(BridgeRecipesTest, OnlyTheRecipesOwnLayoutTakesItsSettings) {
   // The same model, GPU and precision with a layout no recipe version ran (MBS 4): untouched.
   config::TrainingConfig t = Layout(1, 2, 8, 32, 4);

@@ -26,6 +26,14 @@ TEST(ClusterTest, Gb200DefaultsToSixteenTraysOfAnNvl72Rack) {
   EXPECT_DOUBLE_EQ(DefaultCluster(Gpu("GB300")).scale_out_bytes_per_second, 100e9);  // 800 Gb/s
 }
 
+TEST(ClusterTest, GraceBlackwellHostLinkIsHalfTheC2cPerDirection) {
+  // NVLink-C2C: 900 GB/s bidirectional between the Grace CPU and its two GPUs, so 450 GB/s per
+  // direction shared by two: 225 GB/s per GPU. HGX presets keep the PCIe default of 25 GB/s.
+  EXPECT_DOUBLE_EQ(DefaultCluster(Gpu("GB200")).pcie_bytes_per_second, 900e9 / 2 / 2);
+  EXPECT_DOUBLE_EQ(DefaultCluster(Gpu("GB300")).pcie_bytes_per_second, 900e9 / 2 / 2);
+  EXPECT_DOUBLE_EQ(DefaultCluster(Gpu("B200")).pcie_bytes_per_second, 25e9);
+}
+
 TEST(ClusterTest, HgxNodesAreTheirOwnNvlinkDomain) {
   for (const char* name : {"H100", "H200", "B200", "B300", "A100"}) {
     SCOPED_TRACE(name);

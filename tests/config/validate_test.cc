@@ -1031,6 +1031,18 @@ TEST(ValidateTest, AcceptsCpuOffloadingWithoutPipelineOrRecompute) {
   EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Qwen3-8B"), training).errors, "C42"));
 }
 
+TEST(ValidateTest, CpuOffloadingCoversFewerLayersThanTheModelHas) {
+  // transformer_config.py: cpu_offloading_num_layers must be in [0, num_layers); Qwen3-8B has 36.
+  TrainingConfig training;
+  training.cpu_offloading = true;
+  training.cpu_offloading_num_layers = 36;
+  const ValidationResult result = Validate(io::LoadPreset("Qwen3-8B"), training);
+  ASSERT_TRUE(Names(result.errors, "C42", "--cpu-offloading-num-layers"));
+  EXPECT_THAT(Find(result.errors, "C42")->message, HasSubstr("36 decoder layers"));
+  training.cpu_offloading_num_layers = 35;
+  EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Qwen3-8B"), training).errors, "C42"));
+}
+
 TEST(ValidateTest, ResolvesAutoLayoutToThdWithoutGdn) {
   EXPECT_EQ(TrainingConfig{}.ResolvedSequenceLayout(io::LoadPreset("Qwen3-8B")),
             SequenceLayout::kThd);

@@ -317,6 +317,34 @@ TEST(MemoryTest, DenseLayerActivationsWithSequenceParallelAndCoreAttnRecomputeMa
             expected + 4096 * 32 / 2 * 4);
 }
 
+// --cpu-offloading-num-layers N: the first N layers' saved activations (the per-layer formula
+// above plus the fp32 LSE, no recompute) move to the host; the kept layers stay. When only one
+// layer is kept, the reload of layer N−1 beside layer N's backward holds one layer more.
+TEST(MemoryTest, CpuOffloadingMovesTheFirstLayersActivationsToTheHost) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
+  config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/1, /*dp=*/1);
+  ExpectValid(model, training);
+  const int64_t layer =
+      4096 / 2 * (8 * kH + 6 * kQ + 6 * kKv + 6 * kF + 4 * (32 + 8) + 8) + 4096 * 32 / 2 * 4;
+  EXPECT_EQ(OffloadedLayerBytes(model, training, 0), layer);
+  const RankMemory plain = EstimateMemory(model, training).stages[0];
+
+  training.cpu_offloading = true;
+  training.cpu_offloading_num_layers = 30;
+  ExpectValid(model, training);
+  const RankMemory thirty = EstimateMemory(model, training).stages[0];
+  EXPECT_EQ(thirty.host_activation_bytes, 30 * layer);
+  EXPECT_EQ(FindPart(thirty, "attention/dense_mlp")->num_layers, 6);
+  EXPECT_EQ(thirty.activations_bytes, plain.activations_bytes - 30 * layer);
+
+  training.cpu_offloading_num_layers = 35;
+  const RankMemory one_kept = EstimateMemory(model, training).stages[0];
+  EXPECT_EQ(one_kept.host_activation_bytes, 35 * layer);
+  EXPECT_EQ(one_kept.activations_bytes, plain.activations_bytes - 35 * layer + layer);
+  EXPECT_EQ(one_kept.peak_bytes - one_kept.activations_bytes - one_kept.buffers_bytes,
+            plain.peak_bytes - plain.activations_bytes - plain.buffers_bytes);
+}
+
 TEST(MemoryTest, FirstStageHoldsTheMostIn1F1B) {
   const config::ModelConfig model = io::LoadPreset("Qwen3-8B");
   config::TrainingConfig training = Training(/*tp=*/2, /*pp=*/4, /*dp=*/1);

@@ -106,6 +106,41 @@ TEST(StepSimulatorTest, HostFloorMakesLaunchBoundOpsWaitAndIsReportedApart) {
   EXPECT_NEAR(device_bound.breakdown.launch_overhead_seconds, 0, 1e-12);
 }
 
+// --cpu-offloading-num-layers 2 on the 4-layer model, m = 1, F = 1 ms and B = 2 ms per layer
+// (QKV only), every host copy T ms. Copies run on their own stream; layer i+2's forward waits for
+// layer i's D2H copy, and offloaded layer i's reload starts with layer i+1's backward, which layer
+// i's backward waits for. T = 3 ms, worked timeline (ms): L0 0-1, D2H0 1-4, L1 1-2, D2H1 4-7,
+// L2 4-5 (waits 2), L3 7-8 (waits 2); backward L3 8-10, L2 10-12, reload1 10-13, L1 13-15
+// (waits 1), reload0 13-16, L0 16-18 (waits 1): 18 ms, 6 of them exposed copies. T = 0.5 ms hides
+// every copy: 4·1 + 4·2 = 12 ms.
+TEST(StepSimulatorTest, ActivationOffloadCopiesOverlapTheNextLayers) {
+  config::TrainingConfig training = Training(1, 1, 1, 1);
+  training.cpu_offloading = true;
+  training.cpu_offloading_num_layers = 2;
+  const auto costs = [](double copy_seconds) {
+    OpCostModel model = QkvOnlyCosts();
+    model.compute_seconds = [copy_seconds](const graph::Op& op) {
+      if (op.role.kind == graph::OpKind::kActivationOffload) return copy_seconds;
+      return op.name.starts_with("attention.linear_qkv") ? kMs : 0.0;
+    };
+    return model;
+  };
+  const StepSimulation slow = SimulateStep(TinyModel(), training, costs(3 * kMs));
+  int64_t copies = 0;
+  for (const graph::Op& op : slow.lanes.front().graph.ops) {
+    if (op.role.kind == graph::OpKind::kActivationOffload) {
+      ++copies;
+      EXPECT_LT(op.layer, 2) << op.name;
+      EXPECT_EQ(slow.lanes.front().timings[static_cast<size_t>(op.id)].stream, Stream::kHostCopy);
+    }
+  }
+  EXPECT_EQ(copies, 4);  // a D2H copy and a reload for each of the 2 layers
+  EXPECT_NEAR(slow.step_seconds, 18 * kMs, 1e-12);
+  EXPECT_NEAR(slow.breakdown.exposed_comm_seconds.at("offload"), 6 * kMs, 1e-12);
+  EXPECT_NEAR(slow.breakdown.total_compute_seconds, 12 * kMs, 1e-12);
+  EXPECT_NEAR(SimulateStep(TinyModel(), training, costs(0.5 * kMs)).step_seconds, 12 * kMs, 1e-12);
+}
+
 TEST(StepSimulatorTest, InterleavingShrinksTheBubble) {
   // v = 2 chunks of one layer: F_c = 1 ms, B_c = 2 ms. Compute per stage is unchanged
   // (m·v·(F_c + B_c) = 24 ms) and the bubble is (p − 1)(F_c + B_c) = 3 ms, half of 1F1B's.

@@ -134,6 +134,7 @@ ClusterSpec DefaultCluster(const GpuSpec& gpu) {
   cluster.nvls = HasNvls(gpu.name);
   cluster.scale_out_fabric = DefaultScaleOutFabric(gpu);
   cluster.link = ScaleOutFabricLinks(cluster.link, cluster.scale_out_fabric);
+  if (IsNvl72(gpu.name)) cluster.pcie_bytes_per_second = kGraceC2cBytesPerGpuPerDirection;
   return cluster;
 }
 

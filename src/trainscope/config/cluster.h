@@ -71,6 +71,12 @@ enum class ScaleOutFabric { kInfiniBand, kRoce, kEfa };
 // to EFA.
 [[nodiscard]] ScaleOutFabric DefaultScaleOutFabric(const GpuSpec& gpu);
 
+// Host link of one GPU of a Grace-Blackwell superchip (GB200, GB300): NVLink-C2C's 900 GB/s
+// bidirectional between the Grace CPU and its two Blackwell GPUs (NVIDIA GB200 NVL72 product
+// page and datasheet), 450 GB/s per direction shared by two GPUs. The datasheet rate; no achieved
+// per-GPU figure is published.
+inline constexpr double kGraceC2cBytesPerGpuPerDirection = 225e9;
+
 struct ClusterSpec {
   GpuSpec gpu;
   int64_t gpus_per_node = 8;
@@ -80,8 +86,9 @@ struct ClusterSpec {
   ScaleOutFabric scale_out_fabric = ScaleOutFabric::kInfiniBand;
   bool nvls = true;  // NVLink SHARP all-reduce available (Hopper/Blackwell NVSwitch)
   // Host link of one GPU, per direction (cluster file `pcie_gbps`, GB/s): pinned D2H/H2D copies
-  // of the CPU-offloaded optimizer. Default 25 GB/s, an estimate of the achieved rate of a PCIe
-  // Gen4 x16 link (32 GB/s raw per direction, PCI-SIG); Gen5 hosts reach about twice that.
+  // of the CPU-offloaded optimizer and of offloaded activations. Default 25 GB/s, an estimate of
+  // the achieved rate of a PCIe Gen4 x16 link (32 GB/s raw per direction, PCI-SIG); Gen5 hosts
+  // reach about twice that. GB200 and GB300 presets: kGraceC2cBytesPerGpuPerDirection.
   double pcie_bytes_per_second = 25e9;
   // CPU optimizer throughput of one node, shared by its GPUs' ranks (cluster file
   // `cpu_optimizer_gflops`): 14 Adam FLOPs per parameter x 1.16 Gparam/s = 16.3 GFLOP/s, from

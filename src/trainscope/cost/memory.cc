@@ -11,6 +11,7 @@
 #include "trainscope/config/pipeline_layout.h"
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/cost/activation_memory.h"
+#include "trainscope/error.h"
 #include "trainscope/graph/layer_ops.h"
 #include "trainscope/graph/param_count.h"
 #include "trainscope/graph/step_graph_internal.h"
@@ -465,6 +466,15 @@ int64_t DefaultCudaContextBytes(int compute_capability_major) {
 
 int64_t TeCublasWorkspaceBytes(int compute_capability_major) {
   return compute_capability_major >= 9 ? 32 * kBytesPerMiB + kBytesPerKiB : 4 * kBytesPerMiB;
+}
+
+int64_t OffloadedLayerBytes(const config::ModelConfig& model,
+                            const config::TrainingConfig& training, int64_t layer,
+                            double moe_load_factor) {
+  TRAINSCOPE_CHECK(layer >= 0 && layer < model.NumLayers(), "layer index out of range");
+  const graph::LayerOpContext context = graph::MakeLayerOpContext(model, training);
+  return internal::LayerActivationBytes(context, model.layers[static_cast<size_t>(layer)],
+                                        moe_load_factor);
 }
 
 MemoryEstimate EstimateMemory(const config::ModelConfig& model,

@@ -137,6 +137,14 @@ struct MemoryEstimate {
   friend bool operator==(const MemoryEstimate&, const MemoryEstimate&) = default;
 };
 
+// Bytes of decoder layer `layer`'s saved activations for one micro-batch that
+// --cpu-offloading-num-layers copies to the host after its forward and back before its backward
+// (the layer's activations as EstimateMemory counts them, at `moe_load_factor`). Precondition:
+// Validate() accepted the configuration and 0 <= layer < model.NumLayers().
+[[nodiscard]] int64_t OffloadedLayerBytes(const config::ModelConfig& model,
+                                          const config::TrainingConfig& training, int64_t layer,
+                                          double moe_load_factor = 1.0);
+
 // Estimates each pipeline stage's peak memory per rank. Precondition: Validate() accepted the
 // configuration. Throws InputError when a byte count overflows 64 bits.
 [[nodiscard]] MemoryEstimate EstimateMemory(const config::ModelConfig& model,

@@ -78,6 +78,8 @@ std::string_view FamilyName(OpBlock block) {
       return "fsdp";
     case OpBlock::kFp8Scaling:
       return "fp8";
+    case OpBlock::kActivationOffload:
+      return "offload";
   }
   return "unknown";
 }

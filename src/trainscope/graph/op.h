@@ -49,6 +49,10 @@ enum class OpKind {
   kOptimizer,       // Adam or SGD step on the GPU
   kHostTransfer,    // pinned D2H / H2D copy of the CPU-offloaded optimizer (grads down, params up)
   kCpuOptimizer,    // CPU Adam of the offloaded share; `bytes` = PCIe bytes it overlaps
+  kActivationOffload,  // --cpu-offloading: the pinned D2H copy of one decoder layer's saved
+                       // activations after its forward (OpPass::kForward) and their H2D reload
+                       // before its backward (OpPass::kBackward), on a copy stream; the bytes
+                       // are the layer's activations (cost::OffloadedLayerBytes)
   kFp8Quantize,     // FP8 cast of one GEMM operand (amax pass, column-wise copy, scales) or the
                     // MXFP8 scale swizzle of one GEMM; Op::role.operand says which (fp8_ops.h)
   kFp8ScaleUpdate,  // delayed scaling's amax-history and scale update after a pass
@@ -78,6 +82,7 @@ enum class OpBlock {
   kOptimizer,           // grad-norm reductions and the optimizer step
   kFsdp,                // Megatron-FSDP parameter gathers and gradient reductions
   kFp8Scaling,          // FP8 scaling state outside the layers (delayed scaling's scale update)
+  kActivationOffload,   // --cpu-offloading copies of a layer's saved activations
 };
 
 // Which module of its block an op belongs to, where consumers need to tell them apart.

@@ -44,6 +44,7 @@ inline int64_t KernelLaunches(const OpRole& role) {
       return 3;
     case OpKind::kHostTransfer:
     case OpKind::kCpuOptimizer:
+    case OpKind::kActivationOffload:
     case OpKind::kCollective:
       return 0;
     default:

@@ -70,6 +70,23 @@ void AppendFp8ScaleUpdate(std::vector<Op>& ops, size_t first, Phase phase,
   ops.push_back(std::move(op));
 }
 
+// The copy of decoder layer `layer`'s saved activations to the host after its forward
+// (`forward`) or back before its backward, for a layer --cpu-offloading-num-layers offloads
+// (Transformer Engine's group offload: the first N layers). The simulator prices it and sets
+// its overlap (sim/sim_graph.cc, OverlapActivationOffload).
+void AppendActivationOffload(std::vector<Op>& ops, const LayerOpContext& context, int64_t layer,
+                             bool forward) {
+  if (layer >= context.training.OffloadedLayers()) return;
+  Op op;
+  op.phase = forward ? Phase::kForward : Phase::kBackward;
+  op.name = forward ? "activation.offload_d2h" : "activation.reload_h2d";
+  op.role = OpRole{.kind = OpKind::kActivationOffload,
+                   .block = OpBlock::kActivationOffload,
+                   .pass = forward ? OpPass::kForward : OpPass::kBackward};
+  op.layer = layer;
+  ops.push_back(std::move(op));
+}
+
 // Step order; each FSDP unit's param AG precedes its forward and its backward (with recompute),
 // its grad RS follows its backward. The MTP units are gathered and reduced around MtpForward /
 // MtpBackward as a block.
@@ -83,6 +100,7 @@ ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
   for (int64_t i = 0; i < chunk.num_layers; ++i) {
     AppendFsdp(ops.forward, fsdp, chunk.first_layer + i, &FsdpUnitOps::forward_gather);
     Append(ops.forward, DecoderLayerForward(context, chunk.first_layer + i));
+    AppendActivationOffload(ops.forward, context, chunk.first_layer + i, true);
   }
   AppendFp8ScaleUpdate(ops.forward, forward_layers_begin, Phase::kForward, context);
   for (int64_t i = 0; i < chunk.num_mtp_layers; ++i) {
@@ -101,6 +119,7 @@ ChunkOps BuildChunkOps(const LayerOpContext& context, const ModelChunk& chunk,
   const size_t backward_layers_begin = ops.backward.size();
   for (int64_t i = chunk.num_layers - 1; i >= 0; --i) {
     const int64_t layer = chunk.first_layer + i;
+    AppendActivationOffload(ops.backward, context, layer, false);
     AppendFsdp(ops.backward, fsdp, layer, &FsdpUnitOps::backward_gather);
     Append(ops.backward,
            DecoderLayerRecompute(context, layer, context.training.recompute.FullRecomputeLayer(i)));

@@ -210,8 +210,11 @@ std::string RenderChakraEt(const graph::StepGraph& graph, const config::Training
   Delimited(metadata, out);
   for (const Op& op : graph.ops) {
     const bool simulated_comm = op.IsComm() && op.collective != Collective::kBroadcast;
+    // ASTRA-sim runs a rank's compute nodes one at a time, so an activation-offload copy (a
+    // separate copy stream in Megatron) is written as a zero-time node that keeps the order.
+    const bool untimed = op.IsComm() || op.role.kind == graph::OpKind::kActivationOffload;
     const NodeBody body = simulated_comm ? CommBody(op, graph, training, mapping, offsets)
-                          : op.IsComm()  ? ComputeBody(0, peak_tflops)
+                          : untimed      ? ComputeBody(0, peak_tflops)
                                          : ComputeBody(compute_seconds(op), peak_tflops);
     Delimited(Node(op, body), out);
   }

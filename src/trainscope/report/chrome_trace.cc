@@ -18,8 +18,9 @@ namespace {
 using graph::Collective;
 using graph::Op;
 
-constexpr std::array<const char*, 7> kThreadNames = {"compute", "tp comm", "cp comm", "ep comm",
-                                                     "dp comm", "pp send", "pp recv"};
+constexpr std::array<const char*, 8> kThreadNames = {"compute", "tp comm", "cp comm",
+                                                     "ep comm", "dp comm", "pp send",
+                                                     "pp recv", "host copy"};
 
 // Thread id (1-based) of an op's slice.
 int ThreadOf(const Op& op, sim::Stream stream) {
@@ -32,6 +33,8 @@ int ThreadOf(const Op& op, sim::Stream stream) {
       return 6;
     case sim::Stream::kPipelineRecv:
       return 7;
+    case sim::Stream::kHostCopy:
+      return 8;
     case sim::Stream::kModelParallelComm:
       break;
   }
@@ -97,7 +100,12 @@ std::string RenderChromeTrace(const sim::StepSimulation& simulation) {
     emit(fmt::format(
         R"j({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"rank {} (pp{})"}}}})j",
         lane.rank, lane.rank, lane.pipeline_rank));
-    for (size_t t = 0; t < kThreadNames.size(); ++t) {
+    // The copy stream of --cpu-offloading is named only where it carries copies.
+    const bool host_copies =
+        std::any_of(lane.graph.ops.begin(), lane.graph.ops.end(), [](const Op& op) {
+          return op.role.kind == graph::OpKind::kActivationOffload;
+        });
+    for (size_t t = 0; t < kThreadNames.size() - (host_copies ? 0 : 1); ++t) {
       emit(fmt::format(
           R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})",
           lane.rank, t + 1, kThreadNames[t]));

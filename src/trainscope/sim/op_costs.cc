@@ -9,6 +9,7 @@
 
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/cost/host_optimizer_cost.h"
+#include "trainscope/cost/memory.h"
 #include "trainscope/cost/launch_overhead.h"
 #include "trainscope/error.h"
 
@@ -169,9 +170,19 @@ OpCostModel BindHardwareCosts(const config::ModelConfig& model,
   auto routing =
       std::make_shared<const FlexRouting>(FlexRoutingOf(model, training, options.expert_shares));
   const cost::MathPrecision precision = GemmPrecision(training);
+  // The saved activations of each offloaded layer (--cpu-offloading-num-layers), at balanced
+  // routing: what its D2H copy and H2D reload move over the host link.
+  auto offloaded_bytes = std::make_shared<std::vector<int64_t>>();
+  for (int64_t layer = 0; layer < training.OffloadedLayers(); ++layer) {
+    offloaded_bytes->push_back(cost::OffloadedLayerBytes(model, training, layer));
+  }
   OpCostModel costs;
-  costs.compute_seconds = [shared, precision](const Op& op) {
+  costs.compute_seconds = [shared, precision, offloaded_bytes](const Op& op) {
     if (cost::IsHostOptimizerOp(op)) return cost::HostOptimizerSeconds(op, shared->cluster);
+    if (op.role.kind == graph::OpKind::kActivationOffload) {
+      return static_cast<double>(offloaded_bytes->at(static_cast<size_t>(op.layer))) /
+             shared->cluster.pcie_bytes_per_second;
+    }
     // Only the quantized GEMMs run at the recipe's peak; the router and LM head stay BF16.
     const cost::MathPrecision op_precision =
         op.gemm_quantized ? precision : cost::MathPrecision::kBf16;

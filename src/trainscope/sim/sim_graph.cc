@@ -30,6 +30,7 @@ bool IsPipelineP2p(const Op& op) {
 }
 
 Stream StreamOf(const Op& op) {
+  if (op.role.kind == graph::OpKind::kActivationOffload) return Stream::kHostCopy;
   if (!op.IsComm()) return Stream::kCompute;
   if (IsPipelineP2p(op)) {
     return op.collective == Collective::kSend ? Stream::kPipelineSend : Stream::kPipelineRecv;
@@ -233,6 +234,37 @@ class LaneBuilder {
       if (first.empty() || second.empty()) continue;
       InterleavePair(first_id.forward ? first : second, first_id.forward ? second : first, first,
                      second);
+    }
+  }
+
+  // --cpu-offloading (Transformer Engine's AsyncDoubleBufferGroupOffloadHandler around each
+  // decoder layer of Megatron's TransformerBlock): an offloaded layer's D2H copy runs on the copy
+  // stream beside the next layer's forward, which commits only once the copy is done, so the
+  // layer after it waits for the copy. Before the backward, offloaded layer i's reload starts
+  // with the backward of layer i+1, and layer i's backward waits for it.
+  void OverlapActivationOffload() {
+    for (int64_t i = 0; i + 1 < Size(); ++i) {
+      const Op& op = ops_[static_cast<size_t>(i)];
+      if (op.role.kind != graph::OpKind::kActivationOffload) continue;
+      const std::vector<int32_t> chain = At(i).deps;
+      if (op.phase == Phase::kForward) {
+        ReplaceDep(At(i + 1).deps, Id(i), chain);
+        const int64_t next_layer = NextLayerStart(i);
+        const int64_t after_next = next_layer < 0 ? -1 : NextLayerStart(next_layer);
+        if (after_next >= 0) At(after_next).deps.push_back(Id(i));
+        continue;
+      }
+      // The first op of layer i+1's backward: the lowest index of that layer in this pass.
+      int64_t start = -1;
+      for (int64_t j = i - 1; j >= 0; --j) {
+        const Op& before = ops_[static_cast<size_t>(j)];
+        if (IsPipelineP2p(before)) continue;
+        if (PassKey(before) != PassKey(op) || before.layer > op.layer + 1) break;
+        if (before.layer == op.layer + 1) start = j;
+      }
+      At(i + 1).deps.insert(At(i + 1).deps.end(), chain.begin(), chain.end());
+      At(i).deps.clear();
+      if (start >= 0) At(i).deps.push_back(Id(start));
     }
   }
 
@@ -640,6 +672,7 @@ SimGraph BuildSimGraph(const std::vector<LaneTimeline>& lanes,
     }
     LaneBuilder builder(lane, sim.lane_offset[l], sim.nodes, training);
     builder.BlockOnSends();
+    builder.OverlapActivationOffload();
     builder.OverlapTensorParallelComm();
     builder.OverlapCpRing();
     builder.OverlapSharedExperts();

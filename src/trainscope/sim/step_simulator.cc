@@ -17,10 +17,13 @@ using graph::Collective;
 using graph::Op;
 
 // Exposed communication is charged to the first active class in this order.
-constexpr std::array<const char*, 5> kCommClasses = {"tp", "cp", "ep", "pp", "dp"};
+// "offload": the host-link copies of --cpu-offloading (not collectives, exposed alike).
+constexpr std::array<const char*, 6> kCommClasses = {"tp", "cp", "ep", "pp", "dp", "offload"};
+
+bool IsHostCopy(const Op& op) { return op.role.kind == graph::OpKind::kActivationOffload; }
 
 size_t CommClassIndex(const Op& op) {
-  const std::string name = CommClass(op);
+  const std::string name = IsHostCopy(op) ? "offload" : CommClass(op);
   return static_cast<size_t>(std::find(kCommClasses.begin(), kCommClasses.end(), name) -
                              kCommClasses.begin());
 }
@@ -37,8 +40,8 @@ Breakdown LaneBreakdown(const LaneTimeline& lane, double step_seconds) {
     const OpTiming& timing = lane.timings[static_cast<size_t>(op.id)];
     const double seconds = timing.end_seconds - timing.start_seconds;
     if (seconds <= 0) continue;
-    const size_t cls = op.IsComm() ? CommClassIndex(op) : kCommClasses.size();
-    if (!op.IsComm()) {
+    const size_t cls = op.IsComm() || IsHostCopy(op) ? CommClassIndex(op) : kCommClasses.size();
+    if (!op.IsComm() && !IsHostCopy(op)) {
       // The op's host-bound part is launch overhead, the rest compute.
       const double launch = std::min(seconds, timing.host_overhead_seconds);
       const double device = seconds - launch;
@@ -82,6 +85,7 @@ Breakdown LaneBreakdown(const LaneTimeline& lane, double step_seconds) {
 }
 
 std::string CriticalCategory(const Op& op) {
+  if (IsHostCopy(op)) return "comm:offload";
   return op.IsComm() ? "comm:" + CommClass(op) : "compute:" + OpFamily(op);
 }
 

@@ -45,8 +45,16 @@ struct OpCostModel {
   std::function<double(const graph::Op&)> host_seconds;
 };
 
-enum class Stream { kCompute, kModelParallelComm, kDataParallelComm, kPipelineSend, kPipelineRecv };
-inline constexpr int kNumStreams = 5;
+// kHostCopy: the copy stream of --cpu-offloading's activation D2H copies and H2D reloads.
+enum class Stream {
+  kCompute,
+  kModelParallelComm,
+  kDataParallelComm,
+  kPipelineSend,
+  kPipelineRecv,
+  kHostCopy
+};
+inline constexpr int kNumStreams = 6;
 
 struct SimulationOptions {
   // Fractional slowdown of a compute kernel that starts while communication of its rank is in
