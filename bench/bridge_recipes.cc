@@ -474,27 +474,37 @@ std::optional<std::string> CorrectPublishedLayout(const std::string& preset, con
 std::optional<std::string> ApplyBridgeActivationOffload(const std::string& preset,
                                                         const std::string& gpu,
                                                         const std::string& precision_lower,
-                                                        config::TrainingConfig& training) {
+                                                        config::TrainingConfig& training,
+                                                        const std::string& container) {
   struct Offload {
+    std::string_view preset;
     std::string_view gpu;
     bool bf16;  // else the FP8 current-scaling recipe (the plain "FP8" of the tables)
-    int64_t mbs;
-    int64_t layers;
+    int64_t tp, mbs, layers;
+    std::string_view before;  // applies to containers before this one ("" = every container)
   };
+  // clang-format off
   static constexpr Offload kOffloads[] = {
-      {"GB300", true, 2, 30}, {"GB300", false, 2, 20}, {"GB200", true, 1, 20},
-      {"GB200", false, 2, 40}, {"B200", false, 1, 5},
+      {"Llama-3-70B", "GB300", true, 1, 2, 30, ""}, {"Llama-3-70B", "GB300", false, 1, 2, 20, ""},
+      {"Llama-3-70B", "GB200", true, 1, 1, 20, ""}, {"Llama-3-70B", "GB200", false, 1, 2, 40, ""},
+      {"Llama-3-70B", "B200", false, 1, 1, 5, ""},
+      {"Llama-3.1-405B", "GB300", true, 2, 1, 40, ""}, {"Llama-3.1-405B", "GB300", false, 2, 1, 10, ""},
+      // llama31_405b_llm_pretrain.yaml (25.09): 95; workload_base_configs.py from 25.11: 92.
+      {"Llama-3.1-405B", "GB200", false, 2, 1, 95, "25.11"},
+      {"Llama-3.1-405B", "GB200", false, 2, 1, 92, ""},
   };
+  // clang-format on
   const config::ParallelSizes& p = training.parallel;
-  if (preset != "Llama-3-70B" || !training.data_parallel.megatron_fsdp || p.tensor != 1 ||
-      p.pipeline != 1 || PrecisionOf(precision_lower) == Precision::kMxfp8 ||
+  if (!training.data_parallel.megatron_fsdp || p.pipeline != 1 ||
+      PrecisionOf(precision_lower) == Precision::kMxfp8 ||
       precision_lower.find("fp4") != std::string::npos) {
     return std::nullopt;
   }
   const bool bf16 = PrecisionOf(precision_lower) == Precision::kBf16;
   for (const Offload& offload : kOffloads) {
-    if (offload.gpu != gpu || offload.bf16 != bf16 ||
-        offload.mbs != training.batch.micro_batch_size) {
+    if (offload.preset != preset || offload.gpu != gpu || offload.bf16 != bf16 ||
+        offload.tp != p.tensor || offload.mbs != training.batch.micro_batch_size ||
+        (!offload.before.empty() && (container.empty() || container >= offload.before))) {
       continue;
     }
     training.cpu_offloading = true;

@@ -38,16 +38,18 @@ namespace trainscope::bench {
                                                          config::TrainingConfig& training,
                                                          const std::string& container = "");
 
-// Applies the activation offloading of Megatron-Bridge's Llama3-70B Megatron-FSDP recipes
-// (cpu_offloading_num_layers; scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml at
-// v0.1.0rc3/rc4, the 25.09 container; configs/llama3/workload_base_configs.py at v0.2.0;
-// configs/llama/llama3_workload_base_configs.py from v0.3.0 to v0.5.x): GB300 BF16 30, GB300
-// FP8-CS 20, GB200 BF16 20, GB200 FP8-CS 40, B200 FP8-CS 5 layers, each for its recipe's layout
-// (TP 1, PP 1, Megatron-FSDP, the recipe's micro-batch). Returns the assumption line, or nullopt
-// when the row ran no such recipe.
+// Applies the activation offloading of Megatron-Bridge's Llama3-70B and Llama3.1-405B
+// Megatron-FSDP recipes (cpu_offloading_num_layers; scripts/performance/configs/llama3/
+// llama3_70b_llm_pretrain.yaml and llama31/llama31_405b_llm_pretrain.yaml at v0.1.0rc3/rc4, the
+// 25.09 container; configs/llama3/ and llama31/workload_base_configs.py at v0.2.0;
+// configs/llama/llama3_workload_base_configs.py and llama31_workload_base_configs.py from v0.3.0
+// to v0.5.x): 70B GB300 BF16 30, GB300 FP8-CS 20, GB200 BF16 20, GB200 FP8-CS 40, B200 FP8-CS 5
+// layers; 405B GB300 BF16 40, GB300 FP8-CS 10, GB200 FP8-CS 95 (25.09) or 92 (from 25.11); each
+// for its recipe's layout (PP 1, Megatron-FSDP, the recipe's TP and micro-batch). `container` as
+// for ApplyBridgeRecipe. Returns the assumption line, or nullopt when the row ran no such recipe.
 [[nodiscard]] std::optional<std::string> ApplyBridgeActivationOffload(
     const std::string& preset, const std::string& gpu, const std::string& precision_lower,
-    config::TrainingConfig& training);
+    config::TrainingConfig& training, const std::string& container = "");
 // Corrects a published row whose layout the performance scripts of its own release contradict,
 // in place, and returns the assumption line; nullopt leaves the row as published. Only rows
 // with two independent witnesses are corrected: the release's recipe file and either the

@@ -483,7 +483,7 @@ CaseOrSkip BuildCase(const io::CalibrationRow& row) {
       c.assumptions.push_back(std::move(setting));
     }
     if (std::optional<std::string> offload =
-            ApplyBridgeActivationOffload(c.preset, c.gpu, precision, t)) {
+            ApplyBridgeActivationOffload(c.preset, c.gpu, precision, t, ContainerOf(row))) {
       c.assumptions.push_back(std::move(*offload));
     }
   }

@@ -67,6 +67,13 @@ TEST(BridgeRecipesTest, Llama3FsdpRecipesOffloadTheirLayers) {
   EXPECT_FALSE(plain.cpu_offloading);
   config::TrainingConfig mx = Layout(1, 4, 5, 1, 1, 64);
   EXPECT_FALSE(ApplyBridgeActivationOffload("Llama-3-70B", "GB300", "mxfp8", mx).has_value());
+  // Llama3.1-405B GB200 FP8-CS, TP 2, MBS 1: 95 layers in the 25.09 yaml, 92 from 25.11.
+  config::TrainingConfig big = Layout(2, 1, 1, 1, 1, 128);
+  big.data_parallel.megatron_fsdp = true;
+  ASSERT_TRUE(ApplyBridgeActivationOffload("Llama-3.1-405B", "GB200", "fp8", big, "25.09"));
+  EXPECT_EQ(big.cpu_offloading_num_layers, 95);
+  ASSERT_TRUE(ApplyBridgeActivationOffload("Llama-3.1-405B", "GB200", "fp8", big, "25.11"));
+  EXPECT_EQ(big.cpu_offloading_num_layers, 92);
 }
 
 TEST(BridgeRecipesTest, OnlyTheRecipesOwnLayoutTakesItsSettings) {
