@@ -280,7 +280,7 @@ std::vector<FlagSpec> TrainingFlags() {
        Arity::kOne,
        true,
        [](R& r, const FlagUse& use) {
-         const int64_t n = use.values.front() == "0" ? 0 : Size(use, kMaxLayers);
+         const int64_t n = ParseInteger(use, use.values.front(), 0, kMaxLayers);
          r.training.cpu_offloading_num_layers = n;
          if (n > 0) r.training.cpu_offloading = true;
        }},
