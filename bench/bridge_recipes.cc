@@ -421,7 +421,7 @@ struct PrintedLayoutFix {
 // Every entry has two witnesses, the release's recipe file and either the printed columns' own
 // arithmetic or the measured throughput of the recipe's layout in neighbouring tables
 // (docs/performance-summary-archive.md; containers map to releases as in ApplyOlder*).
-constexpr std::array<PrintedLayoutFix, 4> kPrintedLayoutFixes = {{
+constexpr std::array<PrintedLayoutFix, 5> kPrintedLayoutFixes = {{
     // 25.11 = v0.2.0, scripts/performance/configs/gpt_oss/workload_base_configs.py: every layout
     // starts from EP 8, GBS 512, MBS 1. H100: PP 4 leaves DP 16, so the printed MBS 4 at GBS 512
     // needs GA 8, not the printed 2; GPT_OSS_120B_H100_BF16_BASE_CONFIG keeps MBS 1.
@@ -447,6 +447,14 @@ constexpr std::array<PrintedLayoutFix, 4> kPrintedLayoutFixes = {{
     {"Llama-3-70B", "26.02.01", "GB300", "nvfp4", 1, 1, 1, 1, 2, 4, 5, 1, 0,
      "PP 4, VP 5, MBS 1 (the table prints PP 1 without FSDP and MBS 2, which does not fit; "
      "v0.3.1 LLAMA3_70B_PRETRAIN_CONFIG_GB300_NVFP4_V2)"},
+    // 25.09 = v0.1.0rc3 / rc4, scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml,
+    // gb200 fp8_mx: TP 2, PP 4, VP 5, MBS 1. The row prints MBS 2 beside GA 16, but GBS 128 over
+    // DP 8 is 16 sequences per rank: GA 16 is MBS 1.
+    {"Llama-3-70B", "25.09", "GB200",
+     "fp8-blockwise/mx (parenthesized variant: 32x32 mx on gb200/b200, 128x128/1x128 blockwise on h100)",
+     2, 4, 5, 1, 2, 0, 0, 1, 0,
+     "MBS 1 (the table prints MBS 2 beside GA 16, which at GBS 128 and DP 8 is MBS 1; "
+     "v0.1.0rc4 llama3_70b_llm_pretrain.yaml gb200 fp8_mx)"},
 }};
 
 }  // namespace

@@ -380,5 +380,23 @@ TEST(BridgeRecipesTest, Llama70bGb300RowsOf260201RunTheirRecipesInterleavedLayou
   EXPECT_EQ(gb200, before);
 }
 
+TEST(BridgeRecipesTest, Llama70bGb200MxRowOf2509RunsMicroBatchOne) {
+  // docs/performance-summary-archive.md, 25.09: TP 2, PP 4, VP 5, MBS 2, GA 16 at GBS 128 on 64
+  // GPUs. DP = 64 / 8 = 8, so GA 16 means 128 / 8 / 16 = 1 sequence per micro-batch, as in
+  // v0.1.0rc4 scripts/performance/configs/llama3/llama3_70b_llm_pretrain.yaml (gb200 fp8_mx).
+  io::CalibrationRow row = PublishedRow(
+      "NeMo container 25.09; GA=16",
+      "FP8-blockwise/MX (parenthesized variant: 32x32 MX on GB200/B200, 128x128/1x128 blockwise "
+      "on H100)",
+      128, 2, 4, 1);
+  row.tp = 2;
+  row.vp = 5;
+  ASSERT_TRUE(CorrectPublishedLayout("Llama-3-70B", "GB200", row).has_value());
+  EXPECT_EQ(row.mbs, 1);
+  EXPECT_EQ(row.tp, 2);
+  EXPECT_EQ(row.pp, 4);
+  EXPECT_EQ(row.vp, 5);
+}
+
 }  // namespace
 }  // namespace trainscope::bench
