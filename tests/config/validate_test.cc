@@ -1043,6 +1043,18 @@ TEST(ValidateTest, CpuOffloadingCoversFewerLayersThanTheModelHas) {
   EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Qwen3-8B"), training).errors, "C42"));
 }
 
+TEST(ValidateTest, RejectsCpuOffloadingWithPerLayerCudaGraphs) {
+  // transformer_config.py: "CUDA graphs not supported with CPU offloading" unless
+  // cuda_graph_impl is full_iteration.
+  TrainingConfig training;
+  training.cpu_offloading = true;
+  training.cuda_graph.impl = CudaGraphImpl::kTransformerEngine;
+  EXPECT_TRUE(
+      Names(Validate(io::LoadPreset("Qwen3-8B"), training).errors, "C42", "--cuda-graph-impl"));
+  training.cuda_graph.impl = CudaGraphImpl::kFullIteration;
+  EXPECT_FALSE(HasRule(Validate(io::LoadPreset("Qwen3-8B"), training).errors, "C42"));
+}
+
 TEST(ValidateTest, ResolvesAutoLayoutToThdWithoutGdn) {
   EXPECT_EQ(TrainingConfig{}.ResolvedSequenceLayout(io::LoadPreset("Qwen3-8B")),
             SequenceLayout::kThd);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainscope/config/enum_names.h"
 #include "trainscope/config/validate_rules.h"
 
 namespace trainscope::config::internal {
@@ -202,6 +203,16 @@ void CheckCpuOffloading(const ModelConfig& model, const TrainingConfig& training
              fmt::format("--cpu-offloading: not supported with --pipeline-model-parallel-size {}",
                          training.parallel.pipeline),
              "drop --cpu-offloading, or use --pipeline-model-parallel-size 1");
+  }
+  // transformer_config.py (__post_init__, CUDA graphs): "CUDA graphs not supported with CPU
+  // offloading" unless the whole iteration is captured.
+  const CudaGraphImpl graphs = training.cuda_graph.EffectiveImpl();
+  if (graphs == CudaGraphImpl::kLocal || graphs == CudaGraphImpl::kTransformerEngine) {
+    AddError(result, "C42", {kCpuOffloading, "--cuda-graph-impl"},
+             fmt::format("--cpu-offloading: per-layer CUDA graphs (--cuda-graph-impl {}) do not "
+                         "work with CPU offloading",
+                         NameOf(kCudaGraphImplNames, graphs)),
+             "drop --cpu-offloading, or use --cuda-graph-impl none or full_iteration");
   }
   if (training.recompute.granularity != RecomputeGranularity::kNone) {
     AddError(result, "C42", {kCpuOffloading, kGranularity},
