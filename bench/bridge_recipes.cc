@@ -451,7 +451,8 @@ constexpr std::array<PrintedLayoutFix, 5> kPrintedLayoutFixes = {{
     // gb200 fp8_mx: TP 2, PP 4, VP 5, MBS 1. The row prints MBS 2 beside GA 16, but GBS 128 over
     // DP 8 is 16 sequences per rank: GA 16 is MBS 1.
     {"Llama-3-70B", "25.09", "GB200",
-     "fp8-blockwise/mx (parenthesized variant: 32x32 mx on gb200/b200, 128x128/1x128 blockwise on h100)",
+     "fp8-blockwise/mx (parenthesized variant: 32x32 mx on gb200/b200, 128x128/1x128 blockwise on "
+     "h100)",
      2, 4, 5, 1, 2, 0, 0, 1, 0,
      "MBS 1 (the table prints MBS 2 beside GA 16, which at GBS 128 and DP 8 is MBS 1; "
      "v0.1.0rc4 llama3_70b_llm_pretrain.yaml gb200 fp8_mx)"},

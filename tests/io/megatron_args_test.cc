@@ -78,15 +78,20 @@ TEST(MegatronArgsTest, AcceptsMegatronLaunchArgumentsVerbatim) {
 
 TEST(MegatronArgsTest, CpuOffloadingNumLayersTurnsOffloadingOn) {
   // arguments.py: cpu_offloading_num_layers > 0 sets cpu_offloading; 0 (the default) does not.
-  const CliRequest on = Parse({"validate", "--model", "Qwen3-8B", "--cpu-offloading-num-layers", "20"});
+  const CliRequest on =
+      Parse({"validate", "--model", "Qwen3-8B", "--cpu-offloading-num-layers", "20"});
   EXPECT_TRUE(on.training.cpu_offloading);
   EXPECT_EQ(on.training.cpu_offloading_num_layers, 20);
   EXPECT_EQ(on.training.OffloadedLayers(), 20);
-  const CliRequest zero = Parse({"validate", "--model", "Qwen3-8B", "--cpu-offloading-num-layers", "0"});
+  const CliRequest zero =
+      Parse({"validate", "--model", "Qwen3-8B", "--cpu-offloading-num-layers", "0"});
   EXPECT_FALSE(zero.training.cpu_offloading);
   EXPECT_EQ(zero.training.OffloadedLayers(), 0);
-  EXPECT_THAT([] { Parse({"validate", "--model", "Qwen3-8B", "--cpu-offloading-num-layers", "-1"}); },
-              ThrowsMessage<UsageError>(HasSubstr("--cpu-offloading-num-layers")));
+  EXPECT_THAT(
+      [] {
+        Parse({"validate", "--model", "Qwen3-8B", "--cpu-offloading-num-layers", "-1"});
+      },
+      ThrowsMessage<UsageError>(HasSubstr("--cpu-offloading-num-layers")));
 }
 
 TEST(MegatronArgsTest, ShortAliasesSetTheSameFields) {

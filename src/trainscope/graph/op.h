@@ -53,12 +53,12 @@ enum class OpKind {
                        // activations after its forward (OpPass::kForward) and their H2D reload
                        // before its backward (OpPass::kBackward), on a copy stream; the bytes
                        // are the layer's activations (cost::OffloadedLayerBytes)
-  kFp8Quantize,     // FP8 cast of one GEMM operand (amax pass, column-wise copy, scales) or the
-                    // MXFP8 scale swizzle of one GEMM; Op::role.operand says which (fp8_ops.h)
-  kFp8ScaleUpdate,  // delayed scaling's amax-history and scale update after a pass
-  kHostSync,        // host code that reads GPU values back (.item(), a GPU tensor as a slice
-                    // bound, a D2H copy it waits on): Op::num_host_syncs blocking round trips
-  kCollective,      // every communication op
+  kFp8Quantize,        // FP8 cast of one GEMM operand (amax pass, column-wise copy, scales) or the
+                       // MXFP8 scale swizzle of one GEMM; Op::role.operand says which (fp8_ops.h)
+  kFp8ScaleUpdate,     // delayed scaling's amax-history and scale update after a pass
+  kHostSync,           // host code that reads GPU values back (.item(), a GPU tensor as a slice
+                       // bound, a D2H copy it waits on): Op::num_host_syncs blocking round trips
+  kCollective,         // every communication op
 };
 
 // The part of the model or step an op belongs to. FamilyName() maps it to the breakdown key.

@@ -18,9 +18,8 @@ namespace {
 using graph::Collective;
 using graph::Op;
 
-constexpr std::array<const char*, 8> kThreadNames = {"compute", "tp comm", "cp comm",
-                                                     "ep comm", "dp comm", "pp send",
-                                                     "pp recv", "host copy"};
+constexpr std::array<const char*, 8> kThreadNames = {"compute", "tp comm", "cp comm", "ep comm",
+                                                     "dp comm", "pp send", "pp recv", "host copy"};
 
 // Thread id (1-based) of an op's slice.
 int ThreadOf(const Op& op, sim::Stream stream) {
@@ -102,9 +101,8 @@ std::string RenderChromeTrace(const sim::StepSimulation& simulation) {
         lane.rank, lane.rank, lane.pipeline_rank));
     // The copy stream of --cpu-offloading is named only where it carries copies.
     const bool host_copies =
-        std::any_of(lane.graph.ops.begin(), lane.graph.ops.end(), [](const Op& op) {
-          return op.role.kind == graph::OpKind::kActivationOffload;
-        });
+        std::any_of(lane.graph.ops.begin(), lane.graph.ops.end(),
+                    [](const Op& op) { return op.role.kind == graph::OpKind::kActivationOffload; });
     for (size_t t = 0; t < kThreadNames.size() - (host_copies ? 0 : 1); ++t) {
       emit(fmt::format(
           R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})",

@@ -9,8 +9,8 @@
 
 #include "trainscope/config/rank_mapping.h"
 #include "trainscope/cost/host_optimizer_cost.h"
-#include "trainscope/cost/memory.h"
 #include "trainscope/cost/launch_overhead.h"
+#include "trainscope/cost/memory.h"
 #include "trainscope/error.h"
 
 namespace trainscope::sim {
