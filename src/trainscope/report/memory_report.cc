@@ -133,16 +133,18 @@ std::string RenderMemoryText(const MemoryReportInput& input) {
   const cost::RankMemory& busiest =
       input.estimate.stages.at(static_cast<size_t>(input.estimate.max_peak_pipeline_rank));
   out += FiguresText(busiest);
-  // Pinned host memory per node: the offloaded optimizer's and activations' together.
+  // One line per offloaded kind; the per-node figure (both kinds together) ends the last one.
+  const std::string per_node =
+      fmt::format(", {} GiB per node", Gib(input.estimate.max_host_bytes_per_node));
+  const bool activations = busiest.host_activation_bytes > 0;
   if (busiest.host_optimizer_bytes > 0) {
-    out += fmt::format(
-        "  CPU-offloaded optimizer: {} GiB pinned host memory per rank, {} GiB per node\n",
-        Gib(busiest.host_optimizer_bytes), Gib(input.estimate.max_host_bytes_per_node));
+    out += fmt::format("  CPU-offloaded optimizer: {} GiB pinned host memory per rank{}\n",
+                       Gib(busiest.host_optimizer_bytes), activations ? "" : per_node);
   }
-  if (busiest.host_activation_bytes > 0) {
-    out += fmt::format(
-        "  CPU-offloaded activations: {} GiB pinned host memory per rank, {} GiB per node\n",
-        Gib(busiest.host_activation_bytes), Gib(input.estimate.max_host_bytes_per_node));
+  if (activations) {
+    out += fmt::format("  CPU-offloaded activations: {} GiB pinned host memory per rank{}{}\n",
+                       Gib(busiest.host_activation_bytes), per_node,
+                       busiest.host_optimizer_bytes > 0 ? " (optimizer included)" : "");
   }
   out += fmt::format(
       "\nMegatron's theoretical formula (theoretical_memory_usage.py): weights+optimizer {} GiB, "
