@@ -153,7 +153,7 @@ struct ComputeEfficiency {
   // has no dense run to fit and takes B200's value: the same preset peaks, and maximum achievable
   // matmul within 1.4 % (BF16) and 2.3 % (FP8) of B200's (stas00/ml-engineering MAMF table).
   std::map<std::string, double> gpu_throughput_scale = {
-      {"B200", 0.8621}, {"B300", 0.8621}, {"GB200", 0.8621}, {"GB300", 1.0}};
+      {"B200", 0.8621}, {"B300", 0.8621}, {"GB200", 0.8621}, {"GB300", 1.0592}};
   friend bool operator==(const ComputeEfficiency&, const ComputeEfficiency&) = default;
 };
 
