@@ -75,7 +75,8 @@ std::vector<Parameter> Parameters() {
   constexpr double gpu_low = 0.7, gpu_high = 1.0;
   // GB300 has no MAMF measurement; its only ceiling is its datasheet peak: H100's measured
   // fraction of peak raised to 1, 989.4 / 794.5 TFLOP/s (H100 SXM datasheet; H100 BF16 MAMF,
-  // stas00/ml-engineering). Its 1.4 kW power limit (GB200: 1.2 kW) lets it hold higher clocks.
+  // stas00/ml-engineering). A higher power limit than GB200's can hold higher clocks at equal
+  // datasheet peaks (docs/cost-model.md, "Fit bounds of the fitted constants").
   constexpr double gb300_high = 989.4 / 794.5;
   return {
       {"bf16_gemm_efficiency", [](E& e) -> double& { return e.compute.bf16_gemm_efficiency; },
@@ -266,6 +267,9 @@ int Run(int argc, char** argv) {
       warm = true;
     } else if (arg.starts_with("--only=")) {
       only.push_back(arg.substr(7));
+    } else if (arg.starts_with("--")) {
+      std::cerr << fmt::format("{}: unknown flag (--loso, --physical, --warm, --only=NAME)\n", arg);
+      return 2;
     } else {
       output = arg;
     }
@@ -297,9 +301,9 @@ int Run(int argc, char** argv) {
     PrintLeaveOneSourceOut(set.cases, fit_cases, shipped);
     return 0;
   }
-  // --warm continues the descent from the shipped defaults (the last full fit) instead of the
-  // kernel benchmarks' figures: minutes instead of an hour, after a bound or a mechanism changed.
-  // --only=NAME (repeatable) moves only the named parameters, the others held at the start.
+  // --warm continues the descent from the shipped defaults (the last fit) instead of the kernel
+  // benchmarks' figures, after a bound or a mechanism changed; --only=NAME (repeatable) moves only
+  // the named parameters, the others held at the start (one parameter: a few minutes here).
   for (const std::string& name : only) {
     const std::vector<Parameter> all_parameters = Parameters();
     if (std::none_of(all_parameters.begin(), all_parameters.end(),
