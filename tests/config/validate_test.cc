@@ -1175,6 +1175,21 @@ TEST(ValidateTest, HybridEpRankBudgetAndPagedStashFollowMegatronCore) {
   EXPECT_TRUE(Names(result.errors, "C59", "--moe-paged-stash"));
 }
 
+// transformer_config.py __post_init__: "fp8/fp4 must be specified when
+// moe_router_padding_for_quantization is True"; "allgather and alltoall_seq dispatcher does not
+// support moe_router_padding_for_quantization".
+TEST(ValidateTest, RouterPaddingForQuantizationNeedsFp8OrFp4AndNotAllGather) {
+  TrainingConfig training = Qwen30bExample();
+  training.moe.dispatcher = TokenDispatcher::kAllToAll;
+  training.moe.router_padding_for_quantization = true;
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C60", "--fp8-format"));
+  training.precision.fp8 = config::Fp8Format::kE4m3;
+  EXPECT_FALSE(HasRule(Validate(model, training).errors, "C60"));
+  training.moe.dispatcher = TokenDispatcher::kAllGather;
+  EXPECT_TRUE(Names(Validate(model, training).errors, "C60", "--moe-token-dispatcher-type"));
+}
+
 // transformer_config.py __post_init__: --moe-enable-deepep selects deepep, so a hybridep backend
 // beside it is an error; the deepep backend cannot pad experts to capacity (HybridEP can).
 TEST(ValidateTest, FlexBackendRulesFollowMegatronCore) {

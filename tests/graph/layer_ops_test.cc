@@ -955,6 +955,56 @@ TEST(LayerOpsTest, GdnOutNormHasABackward) {
   EXPECT_EQ(Named(DecoderLayerBackward(context, 0), "gdn.out_norm.backward").bytes, 2 * 50'331'648);
 }
 
+// TE's Fp8Padding / Fp8Unpadding around the FP8 grouped expert GEMMs (experts.py, TE
+// fp8_padding.py), Qwen3-30B-A3B worked example (alltoall, t = 2 with SP, e = 8): R = b·s/t·k =
+// 2,048·8 = 16,384 rows of h = 2,048, E = 33,554,432 elements. Padding copies the tokens (read
+// and write 2 B each: 4E = 134,217,728 B) and the fp32 probs (8 B per row: 131,072 B) in 2
+// launches; unpadding copies the fc2 output back (4E) in 1; each backward the same.
+TEST(LayerOpsTest, Fp8ExpertPaddingCopiesUnlessCountsAreAligned) {
+  const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
+  config::TrainingConfig training = WorkedExampleTraining();
+  training.moe.grouped_gemm = true;
+  training.precision.fp8 = config::Fp8Format::kE4m3;
+  training.precision.fp8_recipe = config::Fp8Recipe::kTensorwise;
+  const auto ops = [&model](const config::TrainingConfig& t) {
+    const LayerOpContext context = MakeLayerOpContext(model, t);
+    return std::pair{DecoderLayerForward(context, 0), DecoderLayerBackward(context, 0)};
+  };
+  const auto [fwd, bwd] = ops(training);
+  EXPECT_EQ(Named(fwd, "moe.experts.quantization_padding").bytes, 134'348'800);
+  EXPECT_EQ(Named(fwd, "moe.experts.quantization_padding").num_launches, 2);
+  EXPECT_EQ(Named(fwd, "moe.experts.quantization_unpadding").bytes, 134'217'728);
+  EXPECT_EQ(Named(fwd, "moe.experts.quantization_unpadding").num_launches, 1);
+  EXPECT_EQ(Named(bwd, "moe.experts.quantization_padding.backward").bytes, 134'348'800);
+  EXPECT_EQ(Named(bwd, "moe.experts.quantization_unpadding.backward").bytes, 134'217'728);
+  EXPECT_LT(IndexOf(fwd, "moe.experts.quantization_padding"),
+            IndexOf(fwd, "moe.experts.linear_fc1"));
+  EXPECT_GT(IndexOf(fwd, "moe.experts.quantization_unpadding"),
+            IndexOf(fwd, "moe.experts.linear_fc2"));
+  EXPECT_LT(IndexOf(bwd, "moe.experts.quantization_unpadding.backward"),
+            IndexOf(bwd, "moe.experts.linear_fc2.dgrad"));
+  // No copy: BF16; the router pads its map; HybridEP pads inside its dispatch.
+  config::TrainingConfig bf16 = training;
+  bf16.precision.fp8 = config::Fp8Format::kNone;
+  EXPECT_FALSE(HasOp(ops(bf16).first, "moe.experts.quantization_padding"));
+  config::TrainingConfig router_padded = training;
+  router_padded.moe.router_padding_for_quantization = true;
+  EXPECT_FALSE(HasOp(ops(router_padded).first, "moe.experts.quantization_padding"));
+  config::TrainingConfig hybrid_ep = training;
+  hybrid_ep.moe.dispatcher = config::TokenDispatcher::kFlex;
+  hybrid_ep.moe.flex_backend = config::FlexBackend::kHybridEp;
+  EXPECT_FALSE(HasOp(ops(hybrid_ep).first, "moe.experts.quantization_padding"));
+  // Drop-and-pad: capacity ceil(16,384/128 · cf) per expert. cf 1.0 gives 128, a multiple of
+  // 16: no copy; cf 1.1 gives 141: the copy over 141·128 = 18,048 rows, 4·18,048·2,048 B.
+  config::TrainingConfig capacity = training;
+  capacity.moe.capacity_factor = 1.0;
+  capacity.moe.pad_expert_input_to_capacity = true;
+  EXPECT_FALSE(HasOp(ops(capacity).first, "moe.experts.quantization_padding"));
+  capacity.moe.capacity_factor = 1.1;
+  EXPECT_EQ(Named(ops(capacity).first, "moe.experts.quantization_unpadding").bytes,
+            4 * 18'048 * 2'048);
+}
+
 // GPT-OSS-120B's eager kernels, t = 2 (no SP), s = 4096, b = 1, EP 1 (ETP 1: 128 local experts,
 // rows R = s·k = 16,384, fc1 width 2·2880 = 5,760, h = 2,880):
 // - the clamp before the fused activation (fused_bias_geglu.py): 8 B forward, 10 B backward per

@@ -144,6 +144,11 @@ struct MoeRunConfig {
   bool te_op_fuser = false;
   std::optional<double> capacity_factor;
   bool pad_expert_input_to_capacity = false;
+  // --moe-router-padding-for-quantization (alias --moe-router-padding-for-fp8; TransformerConfig
+  // moe_router_padding_for_quantization): the dispatcher pads the routing map so every expert's
+  // token count is a multiple of the quantization alignment, and TEGroupedMLP's Fp8Padding has
+  // nothing to copy (token_dispatcher.py _pad_routing_map; needs FP8 or FP4, C60).
+  bool router_padding_for_quantization = false;
   LoadBalancing load_balancing = LoadBalancing::kAuxLoss;
   RouterDtype router_dtype = RouterDtype::kActivation;
   bool shared_expert_overlap = false;

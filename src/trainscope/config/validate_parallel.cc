@@ -271,6 +271,23 @@ void CheckDispatcher(const ModelConfig& model, const TrainingConfig& training,
              "use --moe-flex-dispatcher-backend hybridep, or drop "
              "--moe-pad-expert-input-to-capacity");
   }
+  // C60: transformer_config.py __post_init__ ("fp8/fp4 must be specified when
+  // moe_router_padding_for_quantization is True", "allgather and alltoall_seq dispatcher does not
+  // support moe_router_padding_for_quantization").
+  if (moe.router_padding_for_quantization) {
+    if (training.precision.fp8 == Fp8Format::kNone && training.precision.fp4 == Fp4Format::kNone) {
+      AddError(result, "C60", {kRouterPadding, kFp8Format},
+               "--moe-router-padding-for-quantization: pads to the FP8/FP4 alignment; it needs "
+               "--fp8-format or --fp4-format",
+               "add --fp8-format e4m3, or drop --moe-router-padding-for-quantization");
+    }
+    if (moe.dispatcher == TokenDispatcher::kAllGather) {
+      AddError(
+          result, "C60", {kRouterPadding, kDispatcher},
+          "--moe-router-padding-for-quantization: not with --moe-token-dispatcher-type allgather",
+          "use --moe-token-dispatcher-type alltoall or flex, or drop the padding");
+    }
+  }
   const int64_t tp_ep = training.parallel.ExpertTensor() * training.parallel.expert;
   if (model.HasMoe() && moe.dispatcher == TokenDispatcher::kFlex && tp_ep == 1) {
     AddError(result, "C13", {kDispatcher, kEp, kEtp},

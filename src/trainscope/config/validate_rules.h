@@ -48,6 +48,7 @@ inline constexpr char kDispatcher[] = "--moe-token-dispatcher-type";
 inline constexpr char kGroupedGemm[] = "--moe-grouped-gemm";
 inline constexpr char kCapacity[] = "--moe-expert-capacity-factor";
 inline constexpr char kPadToCapacity[] = "--moe-pad-expert-input-to-capacity";
+inline constexpr char kRouterPadding[] = "--moe-router-padding-for-quantization";
 inline constexpr char kLoadBalancing[] = "--moe-router-load-balancing-type";
 inline constexpr char kSharedOverlap[] = "--moe-shared-expert-overlap";
 inline constexpr char kDeepEp[] = "--moe-enable-deepep";

@@ -172,6 +172,9 @@ constexpr FlagDoc kFlagDocs[] = {
      "expert capacity factor, 0.001..1e3 (default none: dropless)"},
     {"--moe-pad-expert-input-to-capacity", FlagGroup::kTraining, "",
      "pad every expert's input to its capacity"},
+    {"--moe-router-padding-for-quantization", FlagGroup::kTraining, "",
+     "pad the routing map to the FP8/FP4 alignment, no expert padding copies (alias "
+     "--moe-router-padding-for-fp8; C60)"},
     {"--moe-router-load-balancing-type", FlagGroup::kTraining, "TYPE",
      "aux_loss|seq_aux_loss|global_aux_loss|sinkhorn|none (default aux_loss)"},
     {"--moe-router-dtype", FlagGroup::kTraining, "fp32|fp64",

@@ -157,6 +157,8 @@ std::vector<FlagSpec> TrainingFlags() {
              [](R& r) -> config::RouterDtype& { return r.training.moe.router_dtype; }),
       Switch({"--moe-permute-fusion"}, true,
              [](R& r) -> bool& { return r.training.moe.permute_fusion; }),
+      Switch({"--moe-router-padding-for-quantization", "--moe-router-padding-for-fp8"}, true,
+             [](R& r) -> bool& { return r.training.moe.router_padding_for_quantization; }),
       Switch({"--moe-shared-expert-overlap"}, true,
              [](R& r) -> bool& { return r.training.moe.shared_expert_overlap; }),
       Switch({"--overlap-moe-expert-parallel-comm"}, true,
