@@ -339,5 +339,102 @@ TEST(AttentionWindowTest, ReplacesTheOccupancyCurveForWindowedKernels) {
   EXPECT_NEAR(as_causal / tiled, 0.1404218 / 0.475616, 1e-5);
 }
 
+// cuDNN 9.22's FP8 / MXFP8 backward of GPT-OSS's band (NVIDIA/cudnn-frontend
+// benchmark/sdpa_benchmark_training results/gpt_oss, 2026-04-24: batch 2, 128 heads, head dim 64,
+// window 128) at 2k / 4k / 8k / 16k tokens, ms, and the same run's FP8 / BF16 causal backward
+// throughput at those lengths (results/llama3.1, TFLOP/s {FP8, BF16}). The BF16 times of the same
+// band are 0.237 / 0.465 / 0.911 / 1.818 ms on GB200: FP8 is 2.3-12.8 times slower and grows with
+// the square of the sequence.
+struct Fp8WindowRun {
+  AttentionArch arch;
+  graph::AttentionPrecision precision;
+  std::array<double, 4> backward_ms;
+  std::array<std::array<double, 2>, 4> causal_fp8_over_bf16;
+  double causal_backward_tflops;  // BF16 Llama-3.1 shape at 16k, the plateau reference
+};
+// clang-format off
+constexpr std::array<Fp8WindowRun, 4> kFp8WindowRuns = {{
+    {AttentionArch::kBlackwell, graph::AttentionPrecision::kFp8PerTensor,
+     {0.536, 1.731, 6.176, 23.231}, {{{831, 885}, {1178, 1148}, {1454, 1332}, {1632, 1328}}}, 1328},
+    {AttentionArch::kBlackwell, graph::AttentionPrecision::kMxfp8,
+     {0.642, 2.080, 7.427, 27.940}, {{{745, 885}, {1054, 1148}, {1287, 1332}, {1436, 1328}}}, 1328},
+    {AttentionArch::kBlackwellUltra, graph::AttentionPrecision::kFp8PerTensor,
+     {0.467, 1.480, 5.189, 19.354}, {{{944, 967}, {1396, 1248}, {1781, 1435}, {2035, 1507}}}, 1507},
+    {AttentionArch::kBlackwellUltra, graph::AttentionPrecision::kMxfp8,
+     {0.581, 1.871, 6.648, 24.996}, {{{811, 967}, {1143, 1248}, {1404, 1435}, {1563, 1507}}}, 1507},
+}};
+// clang-format on
+
+TEST(AttentionWindowTest, Fp8BackwardOnBlackwellCostsTheWholeCausalTriangle) {
+  // Predicted time = band FLOPs / (the BF16 causal plateau at head dim 64 x the FP8 / BF16 causal
+  // ratio measured at that length x the unskipped-window factor, which carries the occupancy of
+  // the causal triangle). Every point within 16 % (the model is 1-15 % fast).
+  constexpr std::array<int64_t, 4> kTokens = {2048, 4096, 8192, 16384};
+  for (const Fp8WindowRun& run : kFp8WindowRuns) {
+    ASSERT_TRUE(WindowKernelWalksCausalTriangle(run.arch, run.precision, /*forward=*/false));
+    for (size_t i = 0; i < kTokens.size(); ++i) {
+      const int64_t pairs = 2 * 128 * BandPairs(kTokens[i], 128);
+      const int64_t rows = 2 * 128 * kTokens[i];
+      const double flops = 10.0 * 64 * static_cast<double>(pairs);
+      const auto& [fp8, bf16] = run.causal_fp8_over_bf16[i];
+      const double rate = run.causal_backward_tflops * 1e12 * kRatio64 * fp8 / bf16 *
+                          AttentionUnskippedWindowFactor(pairs, rows, kTokens[i], false, true);
+      EXPECT_NEAR(1e3 * flops / rate / run.backward_ms[i], 1.0, 0.16)
+          << static_cast<int>(run.arch) << " " << static_cast<int>(run.precision) << " "
+          << kTokens[i];
+    }
+  }
+}
+
+TEST(AttentionWindowTest, UnskippedWindowFactorIsTheBandShareOfTheCausalTriangle) {
+  // GPT-OSS's band on one GPU (b 4, 64 heads, 4096 tokens, window 128): 132,136,960 pairs of the
+  // causal triangle's 1,048,576 · 4096 / 2 = 2,147,483,648, i.e. 0.0615311; without occupancy
+  // that is the factor; with it, times the backward occupancy of 2^31 pairs, halfway in log
+  // between 128 x 4096 (2^30: 932 / 1074) and 8 x 32768 (2^32: 1074 / 1074) = 1003 / 1074.
+  EXPECT_NEAR(AttentionUnskippedWindowFactor(132'136'960, 4 * 64 * 4096, 4096, false, false),
+              132'136'960.0 / 2'147'483'648.0, 1e-12);
+  EXPECT_NEAR(AttentionUnskippedWindowFactor(132'136'960, 4 * 64 * 4096, 4096, false, true),
+              132'136'960.0 / 2'147'483'648.0 * 1003.0 / 1074.0, 1e-9);
+  // A band wider than the sequence is the causal kernel itself.
+  EXPECT_NEAR(AttentionUnskippedWindowFactor(100, 10, 20, true, false), 1.0, 1e-12);
+  EXPECT_DEATH((void)AttentionUnskippedWindowFactor(1, 1, 0, true, false), "sequence tokens");
+  // Only the quantized backward on Blackwell walks the triangle: the forward skips (FP8 at 0.195
+  // ms against BF16's 0.210 ms at 4k on GB200), BF16 skips, Hopper has no FP8 windowed kernel.
+  EXPECT_FALSE(WindowKernelWalksCausalTriangle(kBlackwell, graph::AttentionPrecision::kMxfp8,
+                                               /*forward=*/true));
+  EXPECT_FALSE(WindowKernelWalksCausalTriangle(kBlackwell, graph::AttentionPrecision::kBf16,
+                                               /*forward=*/false));
+  EXPECT_FALSE(WindowKernelWalksCausalTriangle(kHopper, graph::AttentionPrecision::kFp8PerTensor,
+                                               /*forward=*/false));
+}
+
+TEST(AttentionWindowTest, Fp8WindowedBackwardIsPricedAsTheCausalKernelOfItsSequence) {
+  // The same GPT-OSS band in MXFP8 on GB200, backward: its time equals that of a causal MXFP8
+  // kernel over the whole sequence (2^31 pairs, 10·64 FLOPs each), although its own FLOPs are
+  // the band's; the BF16 band stays on the tile model (much faster).
+  graph::Op band;
+  band.role.kind = graph::OpKind::kAttentionCore;
+  band.role.block = graph::OpBlock::kAttention;
+  band.role.pass = graph::OpPass::kBackward;
+  band.attention_pairs = 4 * 64 * BandPairs(4096, 128);
+  band.flops = 10 * 64 * band.attention_pairs;
+  band.attention_qk_head_dim = band.attention_v_head_dim = 64;
+  band.attention_window = 128;
+  band.attention_query_rows = 4 * 64 * 4096;
+  band.attention_sequence_tokens = 4096;
+  band.attention_precision = graph::AttentionPrecision::kMxfp8;
+  graph::Op causal = band;
+  causal.attention_window = causal.attention_query_rows = causal.attention_sequence_tokens = 0;
+  causal.attention_pairs = 4 * 64 * Pairs(1, 4096);
+  causal.flops = 10 * 64 * causal.attention_pairs;
+  const config::GpuSpec gb200 = *config::FindGpu("GB200");
+  const ComputeEfficiency eff;
+  const double windowed = ComputeSeconds(band, gb200, eff, MathPrecision::kBf16);
+  EXPECT_NEAR(windowed / ComputeSeconds(causal, gb200, eff, MathPrecision::kBf16), 1.0, 1e-9);
+  graph::Op bf16 = band;
+  bf16.attention_precision = graph::AttentionPrecision::kBf16;
+  EXPECT_GT(windowed / ComputeSeconds(bf16, gb200, eff, MathPrecision::kBf16), 3.0);
+}
+
 }  // namespace
 }  // namespace trainscope::cost

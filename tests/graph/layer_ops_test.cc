@@ -565,14 +565,16 @@ TEST(LayerOpsTest, SlidingWindowLayersAttendOnlyTheWindow) {
             2 * 4'228'382'720);
   EXPECT_EQ(Named(DecoderLayerForward(context, 1), "attention.core").flops, 68'719'476'736);
   // The sliding layer's kernel carries its band: 128 keys per query over b·(n/t)·s = 32·4096
-  // query rows, forward and backward; the full layer carries none.
+  // query rows of 4096-token sequences, forward and backward; the full layer carries none.
   for (const Op& op : {Named(DecoderLayerForward(context, 0), "attention.core"),
                        Named(DecoderLayerBackward(context, 0), "attention.core.backward")}) {
     EXPECT_EQ(op.attention_window, 128);
     EXPECT_EQ(op.attention_query_rows, 32 * 4096);
+    EXPECT_EQ(op.attention_sequence_tokens, 4096);
   }
   EXPECT_EQ(Named(DecoderLayerForward(context, 1), "attention.core").attention_window, 0);
   EXPECT_EQ(Named(DecoderLayerForward(context, 1), "attention.core").attention_query_rows, 0);
+  EXPECT_EQ(Named(DecoderLayerForward(context, 1), "attention.core").attention_sequence_tokens, 0);
 }
 
 // DeepSeek-V3 layer 0 (dense), t = 2 with SP, s = 4096, b = 1 (multi_latent_attention.py with

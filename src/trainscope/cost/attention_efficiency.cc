@@ -199,6 +199,22 @@ double AttentionWindowFactor(int64_t pairs, int64_t query_rows, int64_t window, 
   return std::min(1.0, static_cast<double>(pairs) / charged);
 }
 
+double AttentionUnskippedWindowFactor(int64_t pairs, int64_t query_rows, int64_t sequence_tokens,
+                                      bool forward, bool occupancy) {
+  TRAINSCOPE_CHECK(pairs >= 1 && query_rows >= 1 && sequence_tokens >= 1,
+                   "sliding-window pairs, query rows and sequence tokens must be >= 1");
+  const double causal = static_cast<double>(query_rows) * static_cast<double>(sequence_tokens) / 2;
+  const double shape =
+      occupancy ? AttentionOccupancy(static_cast<int64_t>(std::max(1.0, causal)), forward) : 1.0;
+  return std::min(1.0, static_cast<double>(pairs) / causal) * shape;
+}
+
+bool WindowKernelWalksCausalTriangle(AttentionArch arch, graph::AttentionPrecision precision,
+                                     bool forward) {
+  return !forward && precision != graph::AttentionPrecision::kBf16 &&
+         arch != AttentionArch::kHopperOrOlder;
+}
+
 // FlashAttention-2 against cuDNN on H100 SXM5, BF16/FP16, head dim 128, batch x sequence 16k
 // tokens (FlashAttention-3 paper, Shah et al. 2024, arXiv:2407.08608, Figure 5 (d): forward with
 // causal mask, TFLOP/s, and Figure 6: backward, without causal mask; the only backward the paper

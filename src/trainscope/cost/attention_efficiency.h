@@ -64,6 +64,28 @@ inline constexpr int64_t kWindowTileRows = 128;
 [[nodiscard]] double AttentionWindowFactor(int64_t pairs, int64_t query_rows, int64_t window,
                                            AttentionArch arch, bool forward);
 
+// Throughput of a sliding-window kernel that does not skip the key tiles outside its band, on the
+// `pairs` inside the band, against a causal kernel at its plateau: it computes the whole causal
+// triangle of its sequence, causal = query_rows · sequence_tokens / 2 pairs, at that triangle's
+// occupancy (when `occupancy`; else 1):
+//   factor = min(1, pairs / causal) · AttentionOccupancy(causal, forward).
+// cuDNN's FP8 and MXFP8 backward on Blackwell runs this way (its time grows with the square of
+// the sequence at a fixed window; docs/cost-model.md "FP8 attention"). Preconditions (checked):
+// all counts >= 1.
+[[nodiscard]] double AttentionUnskippedWindowFactor(int64_t pairs, int64_t query_rows,
+                                                    int64_t sequence_tokens, bool forward,
+                                                    bool occupancy);
+
+// Whether a sliding-window kernel of `precision` on `arch` walks every key tile of the causal
+// triangle in direction `forward`: the FP8 and MXFP8 backward on Blackwell and Blackwell Ultra
+// (cuDNN 9.22, NVIDIA/cudnn-frontend sdpa_benchmark_training results gpt_oss: 1.73 / 6.18 / 23.2
+// ms at 4k / 8k / 16k tokens per-tensor against 0.47 / 0.91 / 1.82 ms in BF16 on GB200). Hopper
+// has no FP8 sliding-window kernel (TE disables FusedAttention there; the run falls back to
+// another backend the model does not price separately).
+[[nodiscard]] bool WindowKernelWalksCausalTriangle(AttentionArch arch,
+                                                   graph::AttentionPrecision precision,
+                                                   bool forward);
+
 // Attention throughput of `arch` against Blackwell at the same peak: > 1 on Blackwell Ultra,
 // whose doubled exponential rate speeds the softmax (forward more than backward); 1 otherwise.
 [[nodiscard]] double AttentionArchFactor(AttentionArch arch, bool forward);

@@ -78,10 +78,16 @@ double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const c
       eff.attention_head_dim && op.attention_qk_head_dim > 0 && op.attention_v_head_dim > 0
           ? AttentionHeadDimFactor(op.attention_qk_head_dim, op.attention_v_head_dim, forward, arch)
           : 1.0;
-  const double window = WindowTiled(op, eff)
-                            ? AttentionWindowFactor(op.attention_pairs, op.attention_query_rows,
-                                                    op.attention_window, arch, forward)
-                            : 1.0;
+  double window = 1.0;
+  if (WindowTiled(op, eff)) {
+    window = WindowKernelWalksCausalTriangle(arch, op.attention_precision, forward) &&
+                     op.attention_sequence_tokens > 0
+                 ? AttentionUnskippedWindowFactor(op.attention_pairs, op.attention_query_rows,
+                                                  op.attention_sequence_tokens, forward,
+                                                  eff.attention_occupancy)
+                 : AttentionWindowFactor(op.attention_pairs, op.attention_query_rows,
+                                         op.attention_window, arch, forward);
+  }
   return head_dim * window * AttentionArchFactor(arch, forward) *
          AttentionKernelFactor(op.attention_kernel, gpu.compute_capability, forward) *
          AttentionFp8Factor(arch, op.attention_precision,

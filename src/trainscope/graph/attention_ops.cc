@@ -242,7 +242,7 @@ void CoreAttention(OpSink& sink, const LayerOpContext& c, int64_t multiplier) {
   AttentionBand band;
   if (layer < c.model.layers.size() && c.model.layers[layer].sliding && w < s) {
     pairs = b * local_heads * (w * s - w * (w - 1) / 2) / Cp(c);
-    band = {.window = w, .query_rows = b * local_heads * (s / Cp(c))};
+    band = {.window = w, .query_rows = b * local_heads * (s / Cp(c)), .sequence_tokens = s};
   }
   const int64_t flops = 2 * qk_plus_v * pairs;
   const CpSizes sz = AttentionCpSizes(c);

@@ -149,11 +149,13 @@ enum class AttentionPrecision { kBf16, kFp8PerTensor, kMxfp8 };
 // Megatron-Core's frameworks) or PyTorch's F.scaled_dot_product_attention, whose flash backend is
 // FlashAttention-2 (torchtitan).
 enum class AttentionKernel { kTeFused, kTorchSdpaFlash };
-// A sliding-window attention kernel's band: keys per query and the query rows it tiles
-// (Op::attention_window, Op::attention_query_rows); zeros for causal or full attention.
+// A sliding-window attention kernel's band: keys per query, the query rows it tiles and the
+// tokens of the sequence each row belongs to (Op::attention_window, Op::attention_query_rows,
+// Op::attention_sequence_tokens); zeros for causal or full attention.
 struct AttentionBand {
   int64_t window = 0;
   int64_t query_rows = 0;
+  int64_t sequence_tokens = 0;
 };
 
 // What an op is, set by the graph builders next to its name.
@@ -211,6 +213,11 @@ struct Op {
   // They set the tiles the kernel visits (cost/attention_efficiency.h AttentionWindowFactor).
   int64_t attention_window = 0;
   int64_t attention_query_rows = 0;
+  // OpKind::kAttentionCore of a sliding-window layer: the tokens s of the sequence a query row
+  // belongs to, so the causal triangle over it is query_rows·s/2 pairs (a kernel that does not
+  // skip the tiles outside the band computes those; cost/attention_efficiency.h
+  // AttentionUnskippedWindowFactor); 0 otherwise.
+  int64_t attention_sequence_tokens = 0;
   AttentionPrecision attention_precision = AttentionPrecision::kBf16;
   AttentionKernel attention_kernel = AttentionKernel::kTeFused;
   // Host launches the op issues, in units of one eager PyTorch kernel launch (graph/op_sink.h

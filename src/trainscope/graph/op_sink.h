@@ -102,6 +102,7 @@ class OpSink {
     ops_.back().attention_v_head_dim = v_head_dim;
     ops_.back().attention_window = band.window;
     ops_.back().attention_query_rows = band.query_rows;
+    ops_.back().attention_sequence_tokens = band.sequence_tokens;
     ops_.back().attention_precision = AttentionPrecisionOf(fp8_);
   }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
