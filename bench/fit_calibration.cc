@@ -304,8 +304,8 @@ int Run(int argc, char** argv) {
   // --warm continues the descent from the shipped defaults (the last fit) instead of the kernel
   // benchmarks' figures, after a bound or a mechanism changed; --only=NAME (repeatable) moves only
   // the named parameters, the others held at the start (one parameter: a few minutes here).
+  const std::vector<Parameter> all_parameters = Parameters();
   for (const std::string& name : only) {
-    const std::vector<Parameter> all_parameters = Parameters();
     if (std::none_of(all_parameters.begin(), all_parameters.end(),
                      [&](const Parameter& p) { return name == p.name; })) {
       std::cerr << fmt::format("--only: no fitted parameter is named {}\n", name);

@@ -150,6 +150,21 @@ int64_t QuantizationAlignRows(const config::PrecisionConfig& precision) {
   return precision.fp8_recipe == config::Fp8Recipe::kMxfp8 ? 32 : 16;
 }
 
+// Whether TE's padding copies run around the grouped expert GEMMs: an FP8 or FP4 recipe on the
+// unfused grouped path whose per-expert counts are not already aligned.
+bool ExpertCountsNeedPadding(const LayerOpContext& c, const MoeSizes& sz) {
+  const config::TrainingConfig& t = c.training;
+  const config::PrecisionConfig& precision = t.precision;
+  const bool quantized =
+      precision.fp8 != config::Fp8Format::kNone || precision.fp4 != config::Fp4Format::kNone;
+  if (!quantized || !t.moe.grouped_gemm || t.moe.te_op_fuser || t.moe.HybridEpRuns() ||
+      t.moe.router_padding_for_quantization) {
+    return false;
+  }
+  return !t.moe.pad_expert_input_to_capacity ||
+         (sz.rows_sent / c.model.moe.num_experts) % QuantizationAlignRows(precision) != 0;
+}
+
 // TEGroupedMLP under --fp8-format or --fp4-format (experts.py forward, TE fp8_padding.py):
 // Fp8Padding copies the permuted tokens and their probs into per-expert blocks padded to the
 // alignment (tex.fused_multi_row_padding), and Fp8Unpadding copies the fc2 output back. Both are
@@ -163,29 +178,9 @@ int64_t QuantizationAlignRows(const config::PrecisionConfig& precision) {
 //              gradients' unpadding);
 //   unpadding: forward 4 B, 1 launch; backward 4 B (the gradient's padding), 1 launch.
 void ExpertQuantizationPadding(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz,
-                               int64_t rows, bool unpad) {
-  const config::TrainingConfig& t = c.training;
-  const config::PrecisionConfig& precision = t.precision;
-  const bool quantized =
-      precision.fp8 != config::Fp8Format::kNone || precision.fp4 != config::Fp4Format::kNone;
-  if (!quantized || !t.moe.grouped_gemm || t.moe.te_op_fuser || t.moe.HybridEpRuns() ||
-      t.moe.router_padding_for_quantization) {
-    return;
-  }
-  if (t.moe.pad_expert_input_to_capacity &&
-      (sz.rows_sent / c.model.moe.num_experts) % QuantizationAlignRows(precision) == 0) {
-    return;
-  }
-  const int64_t elements = rows * c.model.hidden_size;
-  if (unpad) {
-    EagerChain(sink, kExpertActivation, "moe.experts.quantization_unpadding",
-               EagerChainCost{.forward_bytes = 4 * elements,
-                              .forward_launches = 1,
-                              .backward_bytes = 4 * elements,
-                              .backward_launches = 1});
-    return;
-  }
-  const int64_t bytes = 4 * elements + 2 * kFp32Bytes * rows;
+                               int64_t rows) {
+  if (!ExpertCountsNeedPadding(c, sz)) return;
+  const int64_t bytes = 4 * rows * c.model.hidden_size + 2 * kFp32Bytes * rows;
   EagerChain(sink, kExpertActivation, "moe.experts.quantization_padding",
              EagerChainCost{.forward_bytes = bytes,
                             .forward_launches = 2,
@@ -193,25 +188,36 @@ void ExpertQuantizationPadding(OpSink& sink, const LayerOpContext& c, const MoeS
                             .backward_launches = 2});
 }
 
+void ExpertQuantizationUnpadding(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz,
+                                 int64_t rows) {
+  if (!ExpertCountsNeedPadding(c, sz)) return;
+  const int64_t bytes = 4 * rows * c.model.hidden_size;
+  EagerChain(sink, kExpertActivation, "moe.experts.quantization_unpadding",
+             EagerChainCost{.forward_bytes = bytes,
+                            .forward_launches = 1,
+                            .backward_bytes = bytes,
+                            .backward_launches = 1});
+}
+
 // Expert fc1 (h -> 2F_e/u), the prob-weighted SwiGLU and fc2 (F_e/u -> h) over `rows` rows as
 // grouped GEMMs over the local experts; no communication inside (explicit_expert_comm, experts.py).
 void ExpertsForward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
   const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
   const OpRole gemm = KernelRole(OpKind::kGemm, OpBlock::kMoeRouted);
-  ExpertQuantizationPadding(sink, c, sz, rows, /*unpad=*/false);
+  ExpertQuantizationPadding(sink, c, sz, rows);
   sink.Gemm("moe.experts.linear_fc1", gemm, rows, 2 * ffn, c.model.hidden_size, sz.local_experts);
   ExpertClamp(sink, c, rows, ffn);
   SwiGlu(sink, kExpertActivation, "moe.experts.activation", rows, ffn, /*weighted=*/true);
   sink.Gemm("moe.experts.linear_fc2", gemm, rows, c.model.hidden_size, ffn, sz.local_experts);
   ExpertFc2Bias(sink, c, sz, rows);
-  ExpertQuantizationPadding(sink, c, sz, rows, /*unpad=*/true);
+  ExpertQuantizationUnpadding(sink, c, sz, rows);
 }
 
 void ExpertsBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, int64_t rows) {
   const int64_t ffn = c.model.moe.expert_ffn_hidden_size / sz.etp;
   const int64_t h = c.model.hidden_size;
   const OpRole gemm = KernelRole(OpKind::kGemm, OpBlock::kMoeRouted);
-  ExpertQuantizationPadding(sink, c, sz, rows, /*unpad=*/true);
+  ExpertQuantizationUnpadding(sink, c, sz, rows);
   ExpertFc2Bias(sink, c, sz, rows);
   sink.Dgrad("moe.experts.linear_fc2", gemm, rows, h, ffn, sz.local_experts);
   sink.Wgrad("moe.experts.linear_fc2", gemm, rows, h, ffn, sz.local_experts);
@@ -219,7 +225,7 @@ void ExpertsBackward(OpSink& sink, const LayerOpContext& c, const MoeSizes& sz, 
   ExpertClamp(sink, c, rows, ffn);
   sink.Dgrad("moe.experts.linear_fc1", gemm, rows, 2 * ffn, h, sz.local_experts);
   sink.Wgrad("moe.experts.linear_fc1", gemm, rows, 2 * ffn, h, sz.local_experts);
-  ExpertQuantizationPadding(sink, c, sz, rows, /*unpad=*/false);
+  ExpertQuantizationPadding(sink, c, sz, rows);
 }
 
 // The host reads the token counts per expert back before it can size the permutation or the
