@@ -48,11 +48,9 @@ std::string SourceFamily(const std::string& source) {
 std::optional<config::Fp8Recipe> Fp8RecipeOf(const std::string& precision_lower) {
   if (!Contains(precision_lower, "fp8")) return std::nullopt;
   if (Contains(precision_lower, "mx")) return config::Fp8Recipe::kMxfp8;
-  // torchao's rowwise scaling (one scale per row of each operand) is closest to TE's blockwise
-  // recipe (one scale per 1x128 block of activations), the nearest recipe trainscope models.
-  if (Contains(precision_lower, "block") || Contains(precision_lower, "rowwise")) {
-    return config::Fp8Recipe::kBlockwise;
-  }
+  // torchao's row-wise recipe (torchtitan's float8 "rowwise").
+  if (Contains(precision_lower, "rowwise")) return config::Fp8Recipe::kRowwise;
+  if (Contains(precision_lower, "block")) return config::Fp8Recipe::kBlockwise;
   if (Contains(precision_lower, "cs") || Contains(precision_lower, "tensorwise") ||
       Contains(precision_lower, "torchao")) {
     return config::Fp8Recipe::kTensorwise;

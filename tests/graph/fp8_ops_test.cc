@@ -57,6 +57,28 @@ TEST(Fp8OpsTest, Mxfp8WritesOneE8m0ScalePer32ElementsAndUsage) {
             (Fp8QuantizeTraffic{.bytes = 3 * kE + kE / 32, .num_launches = 1}));
 }
 
+// torchao's row-wise recipe (torchao/float8/float8_scaling_utils.py, compiled): the row-wise
+// cast reduces along the contiguous dim in the kernel that casts, 2E read + E written, 1 launch;
+// the column-wise cast needs an amax pass across rows first, 2E + 2E read + E written, 2
+// launches; no per-tensor scale bytes (the fp32 row scales are not counted).
+TEST(Fp8OpsTest, RowwiseCastsEachAxisSeparately) {
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kRowwise, kE, kRowwise, false),
+            (Fp8QuantizeTraffic{.bytes = 3 * kE, .num_launches = 1}));
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kRowwise, kE, Fp8Usage{.rowwise = false, .columnwise = true},
+                            true),
+            (Fp8QuantizeTraffic{.bytes = 5 * kE, .num_launches = 2}));
+  EXPECT_EQ(QuantizeTraffic(Fp8Recipe::kRowwise, kE, kBoth, false, 2),
+            (Fp8QuantizeTraffic{.bytes = 16 * kE, .num_launches = 6}));
+  // The backward GEMMs' outputs are rescaled: read and write 2 B per element, one kernel; no
+  // other recipe rescales.
+  EXPECT_EQ(OutputRescaleTraffic(Fp8Recipe::kRowwise, kE),
+            (Fp8QuantizeTraffic{.bytes = 4 * kE, .num_launches = 1}));
+  for (Fp8Recipe recipe : {Fp8Recipe::kDelayed, Fp8Recipe::kTensorwise, Fp8Recipe::kMxfp8,
+                           Fp8Recipe::kBlockwise, Fp8Recipe::kNvfp4}) {
+    EXPECT_EQ(OutputRescaleTraffic(recipe, kE), Fp8QuantizeTraffic{});
+  }
+}
+
 TEST(Fp8OpsTest, GroupedTensorsMultiplyBytesAndLaunches) {
   const Fp8QuantizeTraffic one = QuantizeTraffic(Fp8Recipe::kTensorwise, kE, kBoth, true);
   const Fp8QuantizeTraffic eight = QuantizeTraffic(Fp8Recipe::kTensorwise, kE, kBoth, true, 8);
@@ -311,6 +333,44 @@ TEST(Fp8OpsTest, RecomputeReplaysInputCastsButNotCachedWeights) {
   training.precision.disable_parameter_transpose_cache = true;
   const LayerOpContext uncached = MakeLayerOpContext(model, training);
   EXPECT_EQ(Casts(DecoderLayerRecompute(uncached, 0, true)).size(), 8u);
+}
+
+// torchao row-wise under torchtitan, tiny Qwen3 (h 64, F 192), 256 tokens. Forward: each linear
+// casts its input and its weight row-wise only (3 B per element; no FP8 weight cache, so every
+// forward casts the weight). Backward, per linear: the output gradient both ways (8 B), the
+// weight column-wise for dgrad (5 B), the saved bf16 input column-wise for wgrad (5 B), and the
+// dgrad and wgrad outputs rescaled (4 B per element). fc2: input 256 x 192, weight 64 x 192,
+// output gradient 256 x 64.
+TEST(Fp8OpsTest, RowwiseCastsEachOperandWhereItsGemmRunsAndRescalesBackwardOutputs) {
+  const config::ModelConfig model = TinyModel();
+  config::TrainingConfig training = Fp8Training(Fp8Recipe::kRowwise);
+  training.framework.framework = config::Framework::kTorchtitan;
+  const LayerOpContext context = MakeLayerOpContext(model, training);
+  const std::vector<Op> fwd = DecoderLayerForward(context, 0);
+  EXPECT_EQ(Find(fwd, "mlp.linear_fc2.fp8_cast_input")->bytes, 3 * 256 * 192);
+  EXPECT_EQ(Find(fwd, "mlp.linear_fc2.fp8_cast_weight")->bytes, 3 * 64 * 192);
+  EXPECT_EQ(Find(fwd, "mlp.linear_fc2.fp8_cast_weight")->role.operand, Fp8Operand::kWeight);
+  EXPECT_EQ(Casts(fwd).size(), 8u);  // 4 linears x (input, weight); no attention casts
+  const std::vector<Op> bwd = DecoderLayerBackward(context, 0);
+  EXPECT_EQ(Find(bwd, "mlp.linear_fc2.fp8_cast_grad_output")->bytes, 8 * 256 * 64);
+  EXPECT_EQ(Find(bwd, "mlp.linear_fc2.fp8_cast_weight_t")->bytes, 5 * 64 * 192);
+  EXPECT_EQ(Find(bwd, "mlp.linear_fc2.fp8_cast_input_t")->bytes, 5 * 256 * 192);
+  const Op* dgrad_rescale = Find(bwd, "mlp.linear_fc2.dgrad.fp8_rescale");
+  const Op* wgrad_rescale = Find(bwd, "mlp.linear_fc2.wgrad.fp8_rescale");
+  ASSERT_NE(dgrad_rescale, nullptr);
+  ASSERT_NE(wgrad_rescale, nullptr);
+  EXPECT_EQ(dgrad_rescale->bytes, 4 * 256 * 192);
+  EXPECT_EQ(wgrad_rescale->bytes, 4 * 64 * 192);
+  EXPECT_EQ(dgrad_rescale->role.operand, Fp8Operand::kGemmOutput);
+  EXPECT_EQ(dgrad_rescale->role.pass, OpPass::kBackward);
+  // Each rescale follows its GEMM.
+  for (size_t i = 1; i < bwd.size(); ++i) {
+    if (bwd[i].role.operand == Fp8Operand::kGemmOutput) {
+      EXPECT_EQ(bwd[i - 1].role.kind, OpKind::kGemm) << bwd[i].name;
+    }
+  }
+  // 4 linears x (grad output, weight_t, input_t, 2 rescales).
+  EXPECT_EQ(Casts(bwd).size(), 20u);
 }
 
 TEST(Fp8OpsTest, Fp8ParamGatherLeavesNoWeightCasts) {

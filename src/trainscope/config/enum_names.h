@@ -87,7 +87,8 @@ inline constexpr EnumName<Fp8Format> kFp8FormatNames[] = {
 inline constexpr EnumName<Fp8Recipe> kFp8RecipeNames[] = {{Fp8Recipe::kDelayed, "delayed"},
                                                           {Fp8Recipe::kTensorwise, "tensorwise"},
                                                           {Fp8Recipe::kMxfp8, "mxfp8"},
-                                                          {Fp8Recipe::kBlockwise, "blockwise"}};
+                                                          {Fp8Recipe::kBlockwise, "blockwise"},
+                                                          {Fp8Recipe::kRowwise, "rowwise"}};
 inline constexpr EnumName<Fp4Format> kFp4FormatNames[] = {{Fp4Format::kNone, "none"},
                                                           {Fp4Format::kE2m1, "e2m1"}};
 inline constexpr EnumName<Fp4Recipe> kFp4RecipeNames[] = {{Fp4Recipe::kNvfp4, "nvfp4"},

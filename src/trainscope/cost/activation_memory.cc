@@ -57,23 +57,32 @@ int64_t RouterBytes(const LayerOpContext& c) {
 // (TE linear.py and layernorm_linear.py save the quantized inputmat / ln_out): 1 byte per
 // element, plus for MXFP8 an E8M0 scale per 32 elements and for blockwise an fp32 scale per
 // 1x128 block, both 1/32 byte per element. NVFP4 (--fp4-format) saves half a byte per element
-// plus one E4M3 scale byte per 16 (the column-wise copy its wgrad reads).
+// plus one E4M3 scale byte per 16 (the column-wise copy its wgrad reads). torchao's row-wise
+// recipe saves the bf16 input and casts it again in the backward (float8_linear.py,
+// matmul_with_hp_or_float8_args saves input_hp).
 int64_t GemmInputBytes(const LayerOpContext& c, int64_t rows, int64_t width) {
   const config::PrecisionConfig& precision = c.training.precision;
   const int64_t elements = CheckedMul(rows, width, kWhat);
   if (precision.fp4 != config::Fp4Format::kNone) {
     return CeilDiv(elements, 2) + CeilDiv(elements, 16);
   }
-  if (precision.fp8 == config::Fp8Format::kNone) return CheckedMul(elements, kBf16Bytes, kWhat);
+  if (precision.fp8 == config::Fp8Format::kNone ||
+      precision.fp8_recipe == config::Fp8Recipe::kRowwise) {
+    return CheckedMul(elements, kBf16Bytes, kWhat);
+  }
   const bool scaled_blocks = precision.fp8_recipe == config::Fp8Recipe::kMxfp8 ||
                              precision.fp8_recipe == config::Fp8Recipe::kBlockwise;
   return elements + (scaled_blocks ? CeilDiv(elements, 32) : 0);
 }
 
-// The TE linears' inputs are quantized: an FP8 or an FP4 run.
-bool Fp8(const LayerOpContext& c) {
-  return c.training.precision.fp8 != config::Fp8Format::kNone ||
-         c.training.precision.fp4 != config::Fp4Format::kNone;
+// The linears save a quantized copy of their inputs beside the bf16 tensor other ops keep: an
+// FP8 or an FP4 run of Transformer Engine's linears (torchao's row-wise recipe saves the bf16
+// input itself, which those ops already hold).
+bool SavesQuantizedInputs(const LayerOpContext& c) {
+  const config::PrecisionConfig& precision = c.training.precision;
+  return (precision.fp8 != config::Fp8Format::kNone &&
+          precision.fp8_recipe != config::Fp8Recipe::kRowwise) ||
+         precision.fp4 != config::Fp4Format::kNone;
 }
 
 // A norm fused into a TE LayerNormColumnParallelLinear: its input x and fp32 rsigma (norm
@@ -98,7 +107,7 @@ int64_t AttentionBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   }
   bytes += Bytes(d.tokens, q + 2 * kv + (a.output_gate ? q : 0), kBf16Bytes);
   bytes += Bytes(d.tokens, q, kBf16Bytes);
-  if (a.output_gate || Fp8(c)) bytes += GemmInputBytes(c, d.tokens, q);
+  if (a.output_gate || SavesQuantizedInputs(c)) bytes += GemmInputBytes(c, d.tokens, q);
   if (!Drops(c, selective, "core_attn")) bytes += Bytes(d.tokens, heads, kFp32Bytes);
   return bytes;
 }
@@ -135,7 +144,7 @@ int64_t MlaBytes(const LayerOpContext& c, const Dims& d, bool selective) {
   }
   bytes += Bytes(d.tokens, o, kBf16Bytes);
   if (kernel_v != o) bytes += Bytes(d.tokens, kernel_v, kBf16Bytes);
-  if (Fp8(c)) bytes += GemmInputBytes(c, d.tokens, o);
+  if (SavesQuantizedInputs(c)) bytes += GemmInputBytes(c, d.tokens, o);
   if (!Drops(c, selective, "core_attn")) bytes += Bytes(d.tokens, heads, kFp32Bytes);
   return bytes;
 }
@@ -340,7 +349,7 @@ int64_t MoeBlockBytes(const LayerOpContext& c, const Dims& d, bool selective, do
   }
   if (moe.HasSharedExpert() && !Drops(c, selective, "shared_experts")) {
     bytes += SwiGluBytes(c, d, moe.shared_expert_ffn_hidden_size);
-    if (Fp8(c)) bytes += GemmInputBytes(c, d.sp_tokens, d.h);
+    if (SavesQuantizedInputs(c)) bytes += GemmInputBytes(c, d.sp_tokens, d.h);
     if (moe.shared_expert_gate) bytes += Bytes(d.sp_tokens, d.h + 1, kBf16Bytes);
   }
   return bytes;

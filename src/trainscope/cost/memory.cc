@@ -132,12 +132,18 @@ int64_t TeLinearNumel(const graph::LayerOpContext& context, const config::Pipeli
 // NVFP4 (--fp4-format): each copy is half a byte per element plus an E4M3 scale per 16x16 block
 // (2D weight quantization): without --fp4-param-gather the two cached copies add
 // 2·(linear/2 + linear/256); with it they replace the bf16 weight (2 B).
+//
+// torchao's row-wise recipe caches no FP8 weight (each GEMM casts the bf16 weight it reads): no
+// change.
 int64_t Fp8WeightDeltaBytes(const config::PrecisionConfig& precision, int64_t linear) {
   if (precision.fp4 != config::Fp4Format::kNone) {
     const int64_t copies = Mul(2, CheckedAdd(CeilDiv(linear, 2), CeilDiv(linear, 256), kWhat));
     return precision.fp4_param_gather ? copies - Mul(2, linear) : copies;
   }
-  if (precision.fp8 == config::Fp8Format::kNone) return 0;
+  if (precision.fp8 == config::Fp8Format::kNone ||
+      precision.fp8_recipe == config::Fp8Recipe::kRowwise) {
+    return 0;
+  }
   const int64_t scales =
       precision.fp8_recipe == config::Fp8Recipe::kMxfp8 ? CeilDiv(linear, 32) : 0;
   if (precision.fp8_param_gather) return 2 * scales;

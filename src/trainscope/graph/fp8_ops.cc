@@ -58,6 +58,8 @@ int64_t ScaleBytes(Fp8Recipe recipe, int64_t num_elements, Fp8Usage usage, bool 
       const int64_t block = weight ? kNvfp4WeightBlockElements : kNvfp4BlockElements;
       return NumUsages(usage) * CeilDiv(num_elements, block) * kE4m3ScaleBytes + kScaleInvBytes;
     }
+    case Fp8Recipe::kRowwise:
+      return 0;  // one fp32 scale per row of >= 512 elements: not counted (fp8_ops.h)
   }
   TRAINSCOPE_CHECK(false, "unhandled Fp8Recipe");
   return 0;
@@ -74,11 +76,15 @@ Fp8Settings MakeFp8Settings(const config::TrainingConfig& training) {
   return Fp8Settings{
       .enabled = fp8 || fp4,
       .recipe = fp4 ? Fp8Recipe::kNvfp4 : precision.fp8_recipe,
-      .cache_weights = !precision.disable_parameter_transpose_cache,
+      .cache_weights = !precision.disable_parameter_transpose_cache &&
+                       (fp4 || precision.fp8_recipe != Fp8Recipe::kRowwise),
       // MXFP8 parameters arrive from the gather in bf16 and are quantized after it
       // (param_and_grad_buffer.py _post_param_sync), once a step as the cached weight cast is.
       .weights_in_fp8 = precision.QuantizedParamGather(),
+      // torchao's row-wise recipe keeps no FP8 weight across micro-batches (each forward casts
+      // the weight again) and has no FP8 attention (Transformer Engine's fp8_dpa).
       .dot_product_attention = fp8 && !fp4 && precision.fp8_recipe != Fp8Recipe::kBlockwise &&
+                               precision.fp8_recipe != Fp8Recipe::kRowwise &&
                                precision.fp8_dot_product_attention,
       .output_proj =
           fp8 && !fp4 && precision.fp8_recipe == Fp8Recipe::kMxfp8 && precision.fp8_output_proj};
@@ -105,6 +111,15 @@ Fp8QuantizeTraffic QuantizeTraffic(Fp8Recipe recipe, int64_t num_elements, Fp8Us
         amax_reads + read + written + ScaleBytes(recipe, num_elements, usage, weight);
     const int64_t launches = rht_amax ? 3 : 2;
     return Fp8QuantizeTraffic{.bytes = num_tensors * per_tensor,
+                              .num_launches = num_tensors * launches};
+  }
+  if (recipe == Fp8Recipe::kRowwise) {
+    // Row-wise usage: amax and cast in one kernel along the contiguous dim (read once); column-
+    // wise usage: an amax pass across rows, then the cast (read twice).
+    const int64_t row = usage.rowwise ? read + kFp8Bytes * num_elements : 0;
+    const int64_t column = usage.columnwise ? 2 * read + kFp8Bytes * num_elements : 0;
+    const int64_t launches = (usage.rowwise ? 1 : 0) + (usage.columnwise ? 2 : 0);
+    return Fp8QuantizeTraffic{.bytes = num_tensors * (row + column),
                               .num_launches = num_tensors * launches};
   }
   const int64_t written = kFp8Bytes * num_elements * NumUsages(usage);
@@ -145,6 +160,12 @@ Fp8QuantizeTraffic ScaleSwizzleTraffic(Fp8Recipe recipe, int64_t operand_a_eleme
   const int64_t block = recipe == Fp8Recipe::kMxfp8 ? kMxfp8BlockElements : kNvfp4BlockElements;
   const int64_t scales = CeilDiv(operand_a_elements, block) + CeilDiv(operand_b_elements, block);
   return Fp8QuantizeTraffic{.bytes = 2 * scales, .num_launches = 2};
+}
+
+Fp8QuantizeTraffic OutputRescaleTraffic(Fp8Recipe recipe, int64_t output_elements) {
+  TRAINSCOPE_CHECK(output_elements >= 0, "negative GEMM output size");
+  if (recipe != Fp8Recipe::kRowwise) return {};
+  return Fp8QuantizeTraffic{.bytes = 2 * kBf16Bytes * output_elements, .num_launches = 1};
 }
 
 Fp8QuantizeTraffic ScaleUpdateTraffic(int64_t num_quantized_tensors) {

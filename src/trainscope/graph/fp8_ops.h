@@ -69,6 +69,11 @@ struct Fp8QuantizeTraffic {
 //   nvfp4:      amax pass read 2E (+ 2E for the RHT amax of a non-weight column-wise copy), cast
 //               read 2E, write E·(r + c)/2 + E4M3 scales (1 B per 16 elements per usage, per
 //               16x16 block for weights) + 4 B global scale; 2 launches (3 with the RHT amax)
+//   rowwise:    torchao's axis-wise casts, one per usage (torch.compile'd): the row-wise one
+//               reduces along the contiguous dim in the kernel that casts, read 2E, write E,
+//               1 launch; the column-wise one reduces across rows first, amax read 2E, then cast
+//               read 2E, write E, 2 launches (the fp32 scale per row or column, 4 B per 512 or
+//               more elements, is not counted)
 // `weight` selects the 128x128 blockwise blocks. Precondition (checked): counts >= 0, at least
 // one usage.
 [[nodiscard]] Fp8QuantizeTraffic QuantizeTraffic(config::Fp8Recipe recipe, int64_t num_elements,
@@ -89,6 +94,14 @@ struct Fp8QuantizeTraffic {
 [[nodiscard]] Fp8QuantizeTraffic ScaleSwizzleTraffic(config::Fp8Recipe recipe,
                                                      int64_t operand_a_elements,
                                                      int64_t operand_b_elements);
+
+// torchao's row-wise recipe runs its grad_input and grad_weight GEMMs without fast accumulation
+// on cuBLAS's tensor-wise kernel with unit scales and rescales the bf16 output afterwards by the
+// outer product of the two operands' row and column scales (torchao/float8/float8_ops.py
+// addmm_float8_unwrapped, post_inverse_scale; pytorch/ao#1325, #2184): one compiled element-wise
+// kernel per GEMM, read and write 2 B per output element. Zero traffic for other recipes.
+[[nodiscard]] Fp8QuantizeTraffic OutputRescaleTraffic(config::Fp8Recipe recipe,
+                                                      int64_t output_elements);
 
 // Delayed scaling's amax-history and scale update at the end of one forward or backward pass
 // of a model chunk (TE quantization.py, reduce_and_update_fp8_tensors: torch.cat of the amaxes,

@@ -139,6 +139,7 @@ enum class Fp8Operand {
   kCachedWeight,  // the weight, quantized on the first micro-batch of its chunk only
   kGradOutput,    // the output gradient in the backward, row- and column-wise
   kGemmScales,    // the MXFP8 scale swizzle of both operands of one GEMM
+  kGemmOutput,    // torchao row-wise: the rescale of a backward GEMM's output by the row scales
 };
 
 // The number format a core-attention kernel computes in (--fp8-dot-product-attention): BF16, FP8

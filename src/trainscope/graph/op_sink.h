@@ -107,16 +107,20 @@ class OpSink {
   }
   // A GEMM [rows x in] · [in x out]; with groups > 1, `rows` is summed over the groups.
   // Bytes: input, weights and output, bf16 (docs/workload.md). `role` names block and module.
+  // torchao's row-wise recipe (fp8_.recipe kRowwise) casts each operand along the axis its GEMM
+  // reduces, when that GEMM runs: the forward the input and weight row-wise, dgrad the output
+  // gradient (both axes: wgrad reads its column-wise copy) and the weight column-wise, wgrad the
+  // saved bf16 input column-wise; the backward GEMMs' outputs are rescaled (fp8_ops.h).
   void Gemm(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
             int64_t groups = 1) {
     if (QuantizesFp8(role)) {
-      Fp8Cast(name + ".fp8_cast_input", role, Fp8Operand::kInput, rows * in, 1);
+      Fp8Cast(name + ".fp8_cast_input", role, Fp8Operand::kInput, rows * in, 1, ForwardUsage());
       if (!fp8_.weights_in_fp8) {
         const Fp8Operand weight =
             fp8_.cache_weights ? Fp8Operand::kCachedWeight : Fp8Operand::kWeight;
         // A recompute reuses the first forward's cached weight (is_first_microbatch is False).
         if (!(phase_ == Phase::kRecompute && weight == Fp8Operand::kCachedWeight)) {
-          Fp8Cast(name + ".fp8_cast_weight", role, weight, out * in, groups);
+          Fp8Cast(name + ".fp8_cast_weight", role, weight, out * in, groups, ForwardUsage());
         }
       }
       Fp8Swizzle(name, role, rows * in, groups * out * in);
@@ -131,25 +135,39 @@ class OpSink {
     // The FP8 ops keep the backward pass: only GEMMs are dgrad or wgrad.
     if (QuantizesFp8(role)) {
       Fp8Cast(name + ".fp8_cast_grad_output", role, Fp8Operand::kGradOutput, rows * out, 1);
+      if (RowwiseCasts()) {
+        Fp8Cast(name + ".fp8_cast_weight_t", role, Fp8Operand::kWeight, out * in, groups,
+                Fp8Usage{.rowwise = false, .columnwise = true});
+      }
       Fp8Swizzle(name + ".dgrad", role, rows * out, groups * out * in);
     }
+    const OpRole quantized = role;
     role.kind = OpKind::kGemm;
     role.pass = OpPass::kDgrad;
     AppendGemm(name + ".dgrad", role, GemmShape{.m = rows, .n = in, .k = out, .groups = groups},
                (rows * in + groups * in * out + rows * out) * kBf16Bytes);
+    OutputRescale(name + ".dgrad", quantized, rows * in);
   }
   // ... and wgrad [out x rows]·[rows x in]; each costs 2·rows·out·in, together 2x forward.
   // The token rows are wgrad's reduction extent, so a grouped wgrad sums k over the groups.
   // Its FP8 operands are the column-wise copies the forward and dgrad casts wrote.
   void Wgrad(const std::string& name, OpRole role, int64_t rows, int64_t out, int64_t in,
              int64_t groups = 1) {
-    if (QuantizesFp8(role)) Fp8Swizzle(name + ".wgrad", role, rows * out, rows * in);
+    if (QuantizesFp8(role)) {
+      if (RowwiseCasts()) {
+        Fp8Cast(name + ".fp8_cast_input_t", role, Fp8Operand::kInput, rows * in, 1,
+                Fp8Usage{.rowwise = false, .columnwise = true});
+      }
+      Fp8Swizzle(name + ".wgrad", role, rows * out, rows * in);
+    }
+    const OpRole quantized = role;
     role.kind = OpKind::kGemm;
     role.pass = OpPass::kWgrad;
     AppendGemm(
         name + ".wgrad", role,
         GemmShape{.m = out, .n = in, .k = rows, .groups = groups, .grouped_axis = GroupedAxis::kK},
         (rows * in + groups * in * out + rows * out) * kBf16Bytes);
+    OutputRescale(name + ".wgrad", quantized, groups * out * in);
   }
   void Comm(std::string name, OpRole role, Collective collective, config::GroupKind group,
             int64_t group_size, int64_t message_bytes) {
@@ -193,6 +211,24 @@ class OpSink {
   }
   [[nodiscard]] bool QuantizesFp8(const OpRole& role) const {
     return fp8_.enabled && !high_precision_gemms_ && role.block != OpBlock::kMoeRouter;
+  }
+  // torchao's row-wise recipe: one axis-wise cast per GEMM that reads the operand.
+  [[nodiscard]] bool RowwiseCasts() const { return fp8_.recipe == config::Fp8Recipe::kRowwise; }
+  // The copies a forward cast writes: both usages (TE), or row-wise only (torchao row-wise).
+  [[nodiscard]] Fp8Usage ForwardUsage() const {
+    return Fp8Usage{.rowwise = true, .columnwise = !RowwiseCasts()};
+  }
+  // torchao row-wise: the rescale of a quantized backward GEMM's `output_elements` outputs.
+  void OutputRescale(const std::string& gemm_name, OpRole role, int64_t output_elements) {
+    if (!QuantizesFp8(role)) return;
+    const Fp8QuantizeTraffic traffic = OutputRescaleTraffic(fp8_.recipe, output_elements);
+    if (traffic.num_launches == 0) return;
+    role.kind = OpKind::kFp8Quantize;
+    role.operand = Fp8Operand::kGemmOutput;
+    Op op = NewOp(gemm_name + ".fp8_rescale", role);
+    op.bytes = traffic.bytes;
+    op.num_launches = traffic.num_launches;
+    ops_.push_back(std::move(op));
   }
   // One cast of `num_tensors` bf16 tensors of `num_elements` each, row- and column-wise.
   void Fp8Cast(std::string name, OpRole role, Fp8Operand operand, int64_t num_elements,

@@ -206,7 +206,8 @@ constexpr FlagDoc kFlagDocs[] = {
     {"--fp16", FlagGroup::kTraining, "", "fp16 parameters"},
     {"--fp8-format", FlagGroup::kTraining, "e4m3|hybrid", "FP8 GEMMs (default off)"},
     {"--fp8-recipe", FlagGroup::kTraining, "RECIPE",
-     "delayed|tensorwise|mxfp8|blockwise (default delayed)"},
+     "delayed|tensorwise|mxfp8|blockwise, or torchao's rowwise with --framework torchtitan "
+     "(default delayed)"},
     {"--accumulate-allreduce-grads-in-fp32", FlagGroup::kTraining, "",
      "reduce gradients in fp32 (default on)"},
     {"--grad-reduce-in-bf16", FlagGroup::kTraining, "", "reduce gradients in bf16"},
