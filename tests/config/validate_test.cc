@@ -1190,20 +1190,20 @@ TEST(ValidateTest, RouterPaddingForQuantizationNeedsFp8OrFp4AndNotAllGather) {
   EXPECT_TRUE(Names(Validate(model, training).errors, "C60", "--moe-token-dispatcher-type"));
 }
 
-// T12: torchao's row-wise recipe exists only under torchtitan; Megatron-LM's --fp8-recipe has no
+// TT2: torchao's row-wise recipe exists only under torchtitan; Megatron-LM's --fp8-recipe has no
 // row-wise choice.
 TEST(ValidateTest, RowwiseRecipeNeedsTorchtitan) {
   TrainingConfig training = Qwen30bExample();
   training.precision.fp8 = config::Fp8Format::kHybrid;
   training.precision.fp8_recipe = config::Fp8Recipe::kRowwise;
   const config::ModelConfig model = io::LoadPreset("Qwen3-30B-A3B");
-  EXPECT_TRUE(Names(Validate(model, training).errors, "T12", "--framework"));
+  EXPECT_TRUE(Names(Validate(model, training).errors, "TT2", "--framework"));
   training.framework.framework = config::Framework::kTorchtitan;
-  EXPECT_FALSE(HasRule(Validate(model, training).errors, "T12"));
+  EXPECT_FALSE(HasRule(Validate(model, training).errors, "TT2"));
   // Without --fp8-format the recipe flag has no effect, as for Megatron's own recipes.
   training.framework = {};
   training.precision.fp8 = config::Fp8Format::kNone;
-  EXPECT_FALSE(HasRule(Validate(model, training).errors, "T12"));
+  EXPECT_FALSE(HasRule(Validate(model, training).errors, "TT2"));
 }
 
 // transformer_config.py __post_init__: --moe-enable-deepep selects deepep, so a hybridep backend

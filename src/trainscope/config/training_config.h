@@ -199,7 +199,7 @@ enum class ParamDtype { kBf16, kFp16, kFp32 };
 enum class Fp8Format { kNone, kE4m3, kHybrid };
 // kNvfp4 is never parsed from --fp8-recipe: graph::MakeFp8Settings selects it for the quantized
 // GEMMs of an --fp4-format run (TE NVFP4BlockScaling), which share the FP8 machinery. kRowwise is
-// torchao's row-wise recipe (Float8LinearRecipeName.ROWWISE), torchtitan's only (rule T12).
+// torchao's row-wise recipe (Float8LinearRecipeName.ROWWISE), torchtitan's only (rule TT2).
 enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise, kNvfp4, kRowwise };
 // --fp4-format / --fp4-recipe (Megatron-LM TransformerConfig fp4, fp4_recipe).
 enum class Fp4Format { kNone, kE2m1 };

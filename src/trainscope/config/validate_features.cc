@@ -197,15 +197,6 @@ void CheckFp4(const TrainingConfig& training, ValidationResult& result) {
              "--fp8-output-proj: needs --fp8-format with --fp8-recipe mxfp8",
              "add --fp8-format e4m3 --fp8-recipe mxfp8, or drop --fp8-output-proj");
   }
-  // T12: the row-wise recipe is torchao's (Float8LinearRecipeName.ROWWISE); Megatron-LM's
-  // --fp8-recipe has no such choice and Transformer Engine no such recipe.
-  if (precision.fp8 != Fp8Format::kNone && precision.fp8_recipe == Fp8Recipe::kRowwise &&
-      !training.framework.TorchNative()) {
-    AddError(
-        result, "T12", {kFp8Recipe, kFramework},
-        "--fp8-recipe rowwise: torchao's row-wise recipe runs only with --framework torchtitan",
-        "add --framework torchtitan, or use --fp8-recipe tensorwise, mxfp8 or blockwise");
-  }
 }
 
 // C24, C26, C27, C25: context parallelism.

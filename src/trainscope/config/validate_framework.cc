@@ -1,7 +1,8 @@
 // Validator rules that a framework profile adds on top of Megatron-Core's: Megatron-Bridge's
 // Qwen3.5 provider and HF export (MB1-MB3, per bridge release) and AReaL's sequence-packing mode
-// (AR1). Each violation names its profile ("megatron-bridge 0.4", "areal"); docs/frameworks.md
-// lists the rules with their sources and fixes.
+// (AR1), torchtitan's switches elsewhere (TT1, TT2). Each violation names its profile
+// ("megatron-bridge 0.4", "areal"); docs/frameworks.md lists the rules with their sources and
+// fixes.
 #include <fmt/format.h>
 
 #include <string>
@@ -104,6 +105,21 @@ void CheckTorchCompile(const TrainingConfig& training, ValidationResult& result)
                   "drop --training.compile, or use --framework torchtitan");
 }
 
+// TT2: --fp8-recipe rowwise is torchao's recipe (Float8LinearRecipeName.ROWWISE,
+// torchao/float8/config.py), which torchtitan runs; Megatron-LM's --fp8-recipe has no such
+// choice and Transformer Engine no such recipe.
+void CheckRowwiseRecipe(const TrainingConfig& training, ValidationResult& result) {
+  const PrecisionConfig& precision = training.precision;
+  if (precision.fp8 == Fp8Format::kNone || precision.fp8_recipe != Fp8Recipe::kRowwise ||
+      training.framework.TorchNative()) {
+    return;
+  }
+  AddProfileError(result, ToString(training.framework.framework), "TT2", {kFp8Recipe, kFramework},
+                  "--fp8-recipe rowwise: torchao's row-wise recipe runs only with --framework "
+                  "torchtitan",
+                  "add --framework torchtitan, or use --fp8-recipe tensorwise, mxfp8 or blockwise");
+}
+
 }  // namespace
 
 void CheckFrameworkRules(const ModelConfig& model, const TrainingConfig& training,
@@ -120,6 +136,7 @@ void CheckFrameworkRules(const ModelConfig& model, const TrainingConfig& trainin
   }
   CheckArealContextParallel(model, training, result);
   CheckTorchCompile(training, result);
+  CheckRowwiseRecipe(training, result);
 }
 
 }  // namespace trainscope::config::internal

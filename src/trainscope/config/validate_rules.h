@@ -154,7 +154,7 @@ void CheckContextParallel(const ModelConfig& model, const TrainingConfig& traini
                           ValidationResult& result);
 // C28-C33: Gated DeltaNet dimensions, head splits, core-version and FP8 rules.
 void CheckGdn(const ModelConfig& model, const TrainingConfig& training, ValidationResult& result);
-// C52-C55: the FP4 (NVFP4) flags and --fp8-output-proj; T12: the row-wise recipe is torchtitan's.
+// C52-C55: the FP4 (NVFP4) flags and --fp8-output-proj.
 void CheckFp4(const TrainingConfig& training, ValidationResult& result);
 void CheckCudaGraph(const ModelConfig& model, const TrainingConfig& training,
                     ValidationResult& result);
