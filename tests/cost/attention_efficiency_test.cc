@@ -313,19 +313,26 @@ TEST(AttentionWindowTest, ChargesVisitedTilesAndTheOverheadPerQueryTile) {
   EXPECT_DEATH((void)AttentionWindowFactor(1, 0, 128, kHopper, true), "sliding-window");
 }
 
-TEST(AttentionWindowTest, ReplacesTheOccupancyCurveForWindowedKernels) {
-  // GPT-OSS's sliding layer on GB200 (b 4, 64 heads, 4096 tokens, window 128), forward: priced
-  // at the window factor instead of the occupancy of its pairs; with the tile model off, as a
-  // causal kernel of those pairs.
+// GPT-OSS's sliding-layer kernel on one GPU (b 4, 64 heads of 64, 4096 tokens, window 128) in
+// `pass`, computing `flops_per_pair` FLOPs per pair of its band.
+graph::Op GptOssBand(graph::OpPass pass, int64_t flops_per_pair) {
   graph::Op op;
   op.role.kind = graph::OpKind::kAttentionCore;
   op.role.block = graph::OpBlock::kAttention;
-  op.role.pass = graph::OpPass::kForward;
+  op.role.pass = pass;
   op.attention_pairs = 4 * 64 * BandPairs(4096, 128);
-  op.flops = 4 * 64 * op.attention_pairs;
+  op.flops = flops_per_pair * op.attention_pairs;
   op.attention_qk_head_dim = op.attention_v_head_dim = 64;
   op.attention_window = 128;
   op.attention_query_rows = 4 * 64 * 4096;
+  op.attention_sequence_tokens = 4096;
+  return op;
+}
+
+TEST(AttentionWindowTest, ReplacesTheOccupancyCurveForWindowedKernels) {
+  // GPT-OSS's sliding layer on GB200, forward: priced at the window factor instead of the
+  // occupancy of its pairs; with the tile model off, as a causal kernel of those pairs.
+  const graph::Op op = GptOssBand(graph::OpPass::kForward, 4 * 64);
   const config::GpuSpec gb200 = *config::FindGpu("GB200");
   ComputeEfficiency eff;
   const double tiled = ComputeSeconds(op, gb200, eff, MathPrecision::kBf16);
@@ -412,16 +419,7 @@ TEST(AttentionWindowTest, Fp8WindowedBackwardIsPricedAsTheCausalKernelOfItsSeque
   // The same GPT-OSS band in MXFP8 on GB200, backward: its time equals that of a causal MXFP8
   // kernel over the whole sequence (2^31 pairs, 10·64 FLOPs each), although its own FLOPs are
   // the band's; the BF16 band stays on the tile model (much faster).
-  graph::Op band;
-  band.role.kind = graph::OpKind::kAttentionCore;
-  band.role.block = graph::OpBlock::kAttention;
-  band.role.pass = graph::OpPass::kBackward;
-  band.attention_pairs = 4 * 64 * BandPairs(4096, 128);
-  band.flops = 10 * 64 * band.attention_pairs;
-  band.attention_qk_head_dim = band.attention_v_head_dim = 64;
-  band.attention_window = 128;
-  band.attention_query_rows = 4 * 64 * 4096;
-  band.attention_sequence_tokens = 4096;
+  graph::Op band = GptOssBand(graph::OpPass::kBackward, 10 * 64);
   band.attention_precision = graph::AttentionPrecision::kMxfp8;
   graph::Op causal = band;
   causal.attention_window = causal.attention_query_rows = causal.attention_sequence_tokens = 0;

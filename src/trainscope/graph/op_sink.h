@@ -221,14 +221,8 @@ class OpSink {
   // torchao row-wise: the rescale of a quantized backward GEMM's `output_elements` outputs.
   void OutputRescale(const std::string& gemm_name, OpRole role, int64_t output_elements) {
     if (!QuantizesFp8(role)) return;
-    const Fp8QuantizeTraffic traffic = OutputRescaleTraffic(fp8_.recipe, output_elements);
-    if (traffic.num_launches == 0) return;
-    role.kind = OpKind::kFp8Quantize;
-    role.operand = Fp8Operand::kGemmOutput;
-    Op op = NewOp(gemm_name + ".fp8_rescale", role);
-    op.bytes = traffic.bytes;
-    op.num_launches = traffic.num_launches;
-    ops_.push_back(std::move(op));
+    GemmSideOp(gemm_name + ".fp8_rescale", role, Fp8Operand::kGemmOutput,
+               OutputRescaleTraffic(fp8_.recipe, output_elements));
   }
   // One cast of `num_tensors` bf16 tensors of `num_elements` each, row- and column-wise.
   void Fp8Cast(std::string name, OpRole role, Fp8Operand operand, int64_t num_elements,
@@ -244,11 +238,16 @@ class OpSink {
   // The MXFP8 scale swizzle of one GEMM's operands; nothing for the other recipes.
   void Fp8Swizzle(const std::string& gemm_name, OpRole role, int64_t a_elements,
                   int64_t b_elements) {
-    const Fp8QuantizeTraffic traffic = ScaleSwizzleTraffic(fp8_.recipe, a_elements, b_elements);
+    GemmSideOp(gemm_name + ".fp8_scale_swizzle", role, Fp8Operand::kGemmScales,
+               ScaleSwizzleTraffic(fp8_.recipe, a_elements, b_elements));
+  }
+  // A recipe's kernel beside a GEMM (`traffic`; nothing when it launches none) on `operand`.
+  void GemmSideOp(std::string name, OpRole role, Fp8Operand operand,
+                  const Fp8QuantizeTraffic& traffic) {
     if (traffic.num_launches == 0) return;
     role.kind = OpKind::kFp8Quantize;
-    role.operand = Fp8Operand::kGemmScales;
-    Op op = NewOp(gemm_name + ".fp8_scale_swizzle", role);
+    role.operand = operand;
+    Op op = NewOp(std::move(name), role);
     op.bytes = traffic.bytes;
     op.num_launches = traffic.num_launches;
     ops_.push_back(std::move(op));
