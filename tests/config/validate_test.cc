@@ -1200,6 +1200,10 @@ TEST(ValidateTest, RowwiseRecipeNeedsTorchtitan) {
   EXPECT_TRUE(Names(Validate(model, training).errors, "TT2", "--framework"));
   training.framework.framework = config::Framework::kTorchtitan;
   EXPECT_FALSE(HasRule(Validate(model, training).errors, "TT2"));
+  // torchao's FP8 all-gather is tensor-wise only.
+  training.precision.fp8_param_gather = true;
+  EXPECT_TRUE(Names(Validate(model, training).errors, "TT2", "--fp8-param-gather"));
+  training.precision.fp8_param_gather = false;
   // Without --fp8-format the recipe flag has no effect, as for Megatron's own recipes.
   training.framework = {};
   training.precision.fp8 = config::Fp8Format::kNone;

@@ -107,17 +107,25 @@ void CheckTorchCompile(const TrainingConfig& training, ValidationResult& result)
 
 // TT2: --fp8-recipe rowwise is torchao's recipe (Float8LinearRecipeName.ROWWISE,
 // torchao/float8/config.py), which torchtitan runs; Megatron-LM's --fp8-recipe has no such
-// choice and Transformer Engine no such recipe.
+// choice and Transformer Engine no such recipe. torchao gathers FP8 weights for the tensor-wise
+// recipe only (Float8LinearConfig enable_fsdp_float8_all_gather).
 void CheckRowwiseRecipe(const TrainingConfig& training, ValidationResult& result) {
   const PrecisionConfig& precision = training.precision;
-  if (precision.fp8 == Fp8Format::kNone || precision.fp8_recipe != Fp8Recipe::kRowwise ||
-      training.framework.TorchNative()) {
-    return;
+  if (precision.fp8 == Fp8Format::kNone || precision.fp8_recipe != Fp8Recipe::kRowwise) return;
+  const std::string profile = ToString(training.framework.framework);
+  if (!training.framework.TorchNative()) {
+    AddProfileError(result, profile, "TT2", {kFp8Recipe, kFramework},
+                    "--fp8-recipe rowwise: torchao's row-wise recipe runs only with --framework "
+                    "torchtitan",
+                    "add --framework torchtitan, or use --fp8-recipe tensorwise, mxfp8 or "
+                    "blockwise");
   }
-  AddProfileError(result, ToString(training.framework.framework), "TT2", {kFp8Recipe, kFramework},
-                  "--fp8-recipe rowwise: torchao's row-wise recipe runs only with --framework "
-                  "torchtitan",
-                  "add --framework torchtitan, or use --fp8-recipe tensorwise, mxfp8 or blockwise");
+  if (precision.fp8_param_gather) {
+    AddProfileError(result, profile, "TT2", {kFp8ParamGather, kFp8Recipe},
+                    "--fp8-param-gather: torchao gathers FP8 weights only for the tensor-wise "
+                    "recipe, not with --fp8-recipe rowwise",
+                    "drop --fp8-param-gather, or use --fp8-recipe tensorwise");
+  }
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ inline constexpr char kDelayWgrad[] = "--delay-wgrad-compute";
 inline constexpr char kBf16[] = "--bf16";
 inline constexpr char kFp8Format[] = "--fp8-format";
 inline constexpr char kFp8Recipe[] = "--fp8-recipe";
+inline constexpr char kFp8ParamGather[] = "--fp8-param-gather";
 inline constexpr char kFp4Format[] = "--fp4-format";
 inline constexpr char kFp4Recipe[] = "--fp4-recipe";
 inline constexpr char kFp4ParamGather[] = "--fp4-param-gather";
