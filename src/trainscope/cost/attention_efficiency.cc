@@ -209,6 +209,33 @@ double AttentionUnskippedWindowFactor(int64_t pairs, int64_t query_rows, int64_t
   return std::min(1.0, static_cast<double>(pairs) / causal) * shape;
 }
 
+// cuDNN 9.22's forward on GPT-OSS's band (NVIDIA/cudnn-frontend sdpa_benchmark_training results
+// gpt_oss, 2026-04-24: batch 2, 128 heads, head dim 64, window 128), {BF16, FP8} ms at 2k / 4k /
+// 8k / 16k tokens (the 32k points, 3.2 times the 16k BF16 time, are left out as in
+// kWindowTileOverheadBlackwell). The ratio is BF16 time over FP8 time.
+using WindowFp8Pairs = std::array<std::array<double, 2>, 4>;
+constexpr WindowFp8Pairs kWindowFp8Blackwell = {
+    {{0.109, 0.101}, {0.210, 0.195}, {0.414, 0.385}, {0.822, 0.766}}};
+constexpr WindowFp8Pairs kWindowMxfp8Blackwell = {
+    {{0.109, 0.109}, {0.210, 0.210}, {0.414, 0.417}, {0.822, 0.826}}};
+constexpr WindowFp8Pairs kWindowFp8Ultra = {
+    {{0.104, 0.086}, {0.202, 0.167}, {0.397, 0.327}, {0.790, 0.650}}};
+constexpr WindowFp8Pairs kWindowMxfp8Ultra = {
+    {{0.104, 0.092}, {0.202, 0.175}, {0.397, 0.342}, {0.790, 0.676}}};
+
+double AttentionWindowFp8Factor(AttentionArch arch, graph::AttentionPrecision precision,
+                                bool forward) {
+  if (!forward || precision == graph::AttentionPrecision::kBf16 ||
+      arch == AttentionArch::kHopperOrOlder) {
+    return AttentionFp8Factor(arch, precision, /*mla=*/false, forward);
+  }
+  const bool mx = precision == graph::AttentionPrecision::kMxfp8;
+  if (arch == AttentionArch::kBlackwellUltra) {
+    return MeanRatio(mx ? kWindowMxfp8Ultra : kWindowFp8Ultra);
+  }
+  return MeanRatio(mx ? kWindowMxfp8Blackwell : kWindowFp8Blackwell);
+}
+
 bool WindowKernelWalksCausalTriangle(AttentionArch arch, graph::AttentionPrecision precision,
                                      bool forward) {
   return !forward && precision != graph::AttentionPrecision::kBf16 &&

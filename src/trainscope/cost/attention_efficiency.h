@@ -76,6 +76,14 @@ inline constexpr int64_t kWindowTileRows = 128;
                                                     int64_t sequence_tokens, bool forward,
                                                     bool occupancy);
 
+// Throughput of the FP8 forward of a sliding-window kernel against the same band in BF16 on the
+// same GPU: cuDNN's measured ratio on GPT-OSS's band (128-token window, head dim 64) on Blackwell
+// and Blackwell Ultra, per-tensor or MXFP8, where the fixed cost per query tile dominates and FP8
+// gains less than on a causal kernel. Hopper, the backward and BF16 take AttentionFp8Factor
+// (`mla` false). Sources in attention_efficiency.cc and docs/cost-model.md ("FP8 attention").
+[[nodiscard]] double AttentionWindowFp8Factor(AttentionArch arch,
+                                              graph::AttentionPrecision precision, bool forward);
+
 // Whether a sliding-window kernel of `precision` on `arch` walks every key tile of the causal
 // triangle in direction `forward`: the FP8 and MXFP8 backward on Blackwell and Blackwell Ultra
 // (cuDNN 9.22, NVIDIA/cudnn-frontend sdpa_benchmark_training results gpt_oss: 1.73 / 6.18 / 23.2

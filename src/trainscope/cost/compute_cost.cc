@@ -88,11 +88,14 @@ double AttentionGpuFactor(const graph::Op& op, KernelClass kernel_class, const c
                  : AttentionWindowFactor(op.attention_pairs, op.attention_query_rows,
                                          op.attention_window, arch, forward);
   }
+  const double fp8 =
+      WindowTiled(op, eff)
+          ? AttentionWindowFp8Factor(arch, op.attention_precision, forward)
+          : AttentionFp8Factor(arch, op.attention_precision,
+                               IsMlaHeadDims(op.attention_qk_head_dim, op.attention_v_head_dim),
+                               forward);
   return head_dim * window * AttentionArchFactor(arch, forward) *
-         AttentionKernelFactor(op.attention_kernel, gpu.compute_capability, forward) *
-         AttentionFp8Factor(arch, op.attention_precision,
-                            IsMlaHeadDims(op.attention_qk_head_dim, op.attention_v_head_dim),
-                            forward);
+         AttentionKernelFactor(op.attention_kernel, gpu.compute_capability, forward) * fp8;
 }
 
 // Achieved FLOP/s for `op`: the tensor-core peak of its kernel class times its efficiency.
